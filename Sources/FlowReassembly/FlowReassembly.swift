@@ -1,0 +1,1 @@
+// FlowReassembly: see ../shared/GUIDE.md for this layer's role.

@@ -1,0 +1,1 @@
+// HTTPDecoding: see ../shared/GUIDE.md for this layer's role.

@@ -1,0 +1,1 @@
+// LinkConditioner: see ../shared/GUIDE.md for this layer's role.

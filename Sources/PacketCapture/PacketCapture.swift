@@ -1,0 +1,1 @@
+// PacketCapture: see ../shared/GUIDE.md for this layer's role.

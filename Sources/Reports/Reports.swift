@@ -1,0 +1,1 @@
+// Reports: see ../shared/GUIDE.md for this layer's role.

@@ -1,0 +1,1 @@
+print("condition: not yet built")
