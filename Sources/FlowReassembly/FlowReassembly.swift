@@ -1,1 +1,0 @@
-// FlowReassembly: see ../shared/GUIDE.md for this layer's role.
