@@ -558,15 +558,30 @@ public struct PacketLineRenderer {
                     output.append(decimal: word(data + 4))
                     printedLength = 10
                 }
-            case 34:
+            case 34, 254:
+                var cookieStart = data
+                var cookieLength = dataLength
+                if kind == 254 {
+                    // RFC 6994 experimental option: a 16-bit magic says what it is; 0xf989 is TCP Fast Open.
+                    guard dataLength >= 2 else { output.append("exp[bad opt]]"); return false }
+                    let magic = UInt16(options[data]) << 8 | UInt16(options[data + 1])
+                    output.append("exp-")
+                    guard magic == 0xf989 else {
+                        output.append(hexByte: options[data])
+                        output.append(hexByte: options[data + 1])
+                        break
+                    }
+                    cookieStart += 2
+                    cookieLength -= 2
+                }
                 output.append("tfo")
-                if dataLength == 0 {
+                if cookieLength == 0 {
                     output.append(" cookiereq")
-                } else if dataLength % 2 != 0 || dataLength < 4 || dataLength > 16 {
+                } else if cookieLength % 2 != 0 || cookieLength < 4 || cookieLength > 16 {
                     output.append(" (invalid)")
                 } else {
                     output.append(" cookie ")
-                    for i in 0..<dataLength { output.append(hexByte: options[data + i]) }
+                    for i in 0..<cookieLength { output.append(hexByte: options[cookieStart + i]) }
                 }
             default:
                 switch kind {
@@ -580,7 +595,6 @@ public struct PacketLineRenderer {
                 case 28: output.append("uto")
                 case 29: output.append("tcp-ao")
                 case 30: output.append("mptcp")
-                case 254: output.append("exp")
                 default:
                     output.append("unknown-")
                     output.append(decimal: kind)
