@@ -57,6 +57,9 @@ struct OutputOptions: ParsableArguments {
 
     @Flag(help: "Print timestamps in UTC instead of local time.")
     var utc = false
+
+    @Flag(name: .customShort("n"), help: "Accepted for tcpdump habits: addresses and ports are always shown as numbers.")
+    var numeric = false
 }
 
 @main
@@ -82,6 +85,25 @@ struct CaptureCommand: ParsableCommand {
     @Flag(name: [.customShort("D"), .customLong("list-interfaces")],
           help: "List the interfaces capture can use, with index, state and addresses, then exit.")
     var listInterfaces = false
+
+    /// tcpdump users write `-c10` and `-ieth0`; ArgumentParser wants `-c 10`. Split those before parsing.
+    static func main() {
+        main(normalizedArguments(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    static func normalizedArguments(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        for argument in arguments {
+            let characters = Array(argument)
+            if characters.count > 2, characters[0] == "-", "irwcsB".contains(characters[1]) {
+                result.append(String(characters[0...1]))
+                result.append(String(characters[2...]))
+            } else {
+                result.append(argument)
+            }
+        }
+        return result
+    }
 
     func validate() throws {
         if listInterfaces { return }
