@@ -23,6 +23,8 @@ public struct PacketLineRenderer {
     }
 
     public var options: Options
+    /// Conversations remembered for relative sequence numbers (tcpdump's table has no limit).
+    public static let maximumConversations = 1 << 16
     private var sequenceBases: [ConversationKey: SequenceBase] = [:]
     private var cachedSecond: Int64 = .min
     private var cachedClock: (hour: Int32, minute: Int32, second: Int32) = (0, 0, 0)
@@ -280,19 +282,9 @@ public struct PacketLineRenderer {
             output.append("]")
             return
         }
-        switch protocolNumber {
-        case 6: output.append("tcp")
-        case 17: output.append("udp")
-        case 1: output.append("icmp")
-        case 58: output.append("ipv6-icmp")
-        case 2: output.append("igmp")
-        case 47: output.append("gre")
-        case 50: output.append("esp")
-        case 132: output.append("sctp")
-        default:
-            output.append("ip-proto-")
-            output.append(decimal: protocolNumber)
-        }
+        // With -n tcpdump names upper-layer protocols it does not decode by number.
+        output.append("ip-proto-")
+        output.append(decimal: protocolNumber)
         if case .fragment = packet.transport { return }
         output.append(" ")
         output.append(decimal: max(length, 0))
@@ -454,6 +446,9 @@ public struct PacketLineRenderer {
             } else {
                 let base = forward ? SequenceBase(fromLow: seq, fromHigh: ack &- 1)
                     : SequenceBase(fromLow: ack &- 1, fromHigh: seq)
+                // Bound memory on huge captures: start afresh rather than grow without limit (old conversations
+                // then print absolute numbers once, as if first seen).
+                if sequenceBases.count >= Self.maximumConversations { sequenceBases.removeAll(keepingCapacity: true) }
                 sequenceBases[key] = base
                 sackBase = ack &- 1
             }

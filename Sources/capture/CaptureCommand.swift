@@ -76,7 +76,7 @@ struct CaptureCommand: ParsableCommand {
               capture -D                           list interfaces
 
             Live capture needs root or: sudo setcap cap_net_raw,cap_net_admin=eip <path to capture>
-            Exit status: 0 ok, 1 error (unreadable or broken capture, no permission), 2 bad filter or usage.
+            Exit status: 0 ok; 1 error (unreadable or broken capture, no permission); 2 bad filter; 64 bad usage.
             """)
 
     @OptionGroup var source: SourceOptions

@@ -105,6 +105,30 @@ struct CommandTests {
         #expect(result.stderrText.contains("packet 2 (byte offset \(second))"))
     }
 
+    /// Non-first IPv4 fragments, derived from a real packet by setting its fragment offset, print as tcpdump prints them.
+    @Test(.enabled(if: haveFixtures, "needs fixtures and tcpdump"))
+    func ipv4FragmentsMatchTcpdump() throws {
+        var data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: publicFixture("zeek_http_get.pcap"))))
+        var offset = 24
+        var records: [Range<Int>] = []
+        while offset + 16 <= data.count {
+            let caplen = Int(data[offset + 8]) | Int(data[offset + 9]) << 8
+            records.append(offset..<(offset + 16 + caplen))
+            offset += 16 + caplen
+        }
+        for record in records[3...5] {
+            data[record.lowerBound + 16 + 14 + 6] = 0x20  // more fragments
+            data[record.lowerBound + 16 + 14 + 7] = 185   // offset 1480
+        }
+        let path = temporaryPath(".pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(data).write(to: URL(fileURLWithPath: path))
+        let ours = try capture(["-r", path])
+        #expect(ours.status == 0)
+        #expect(ours.stdoutText == (try tcpdump(["-n", "-r", path])).stdoutText)
+        #expect(ours.stdoutText.contains("ip-proto-6"))
+    }
+
     @Test func unsupportedLinkTypeIsNamed() throws {
         // A valid pcap header with link type 147 (USER0) and one 4-byte packet.
         var file: [UInt8] = [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 147, 0, 0, 0]
