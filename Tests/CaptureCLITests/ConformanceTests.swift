@@ -6,9 +6,8 @@ import TestSupport
 /// IPv4/IPv6 the same addresses, ports and lengths as `tcpdump -nq`.
 @Suite(.enabled(if: haveFixtures, "needs the built capture binary, tcpdump and ../shared/fixtures/public"))
 struct ConformanceTests {
-    @Test(arguments: publicFixtureNames)
-    func quietLinesAgreeWithTcpdump(name: String) throws {
-        let path = publicFixture(name)
+    @Test(arguments: conformanceFixturePaths)
+    func quietLinesAgreeWithTcpdump(path: String) throws {
         let ours = try capture(["-q", "-r", path])
         let theirs = try tcpdump(["-nq", "-r", path])
         let broken = theirs.stderrText.contains("truncated")
@@ -26,9 +25,8 @@ struct ConformanceTests {
     }
 
     /// The default lines, timestamps included, match `tcpdump -n` exactly for every TCP packet.
-    @Test(arguments: publicFixtureNames)
-    func tcpLinesMatchTcpdumpExactly(name: String) throws {
-        let path = publicFixture(name)
+    @Test(arguments: conformanceFixturePaths)
+    func tcpLinesMatchTcpdumpExactly(path: String) throws {
         let ourLines = lines(try capture(["-r", path]).stdoutText)
         let theirLines = lines(try tcpdump(["-n", "-r", path]).stdoutText)
         #expect(ourLines.count == theirLines.count)
