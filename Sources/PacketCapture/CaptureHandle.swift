@@ -104,6 +104,11 @@ public final class CaptureHandle: @unchecked Sendable {
                 throw .liveFailed(interface: interface, message: message)
             }
         }
+        if interface == "any" {
+            // Cooked v2 keeps the interface index and direction of each packet (tcpdump does the same);
+            // stay with v1 if this libpcap cannot.
+            _ = pcap_set_datalink(pcap, 276)
+        }
         return CaptureHandle(pcap: pcap, source: interface, isLive: true)
     }
 

@@ -122,4 +122,28 @@ struct ReplayTests {
         #expect(lines(reread.stdoutText) == expected)
         #expect(writer.stderr.contains("\(expected.count) packets captured"), "\(writer.stderr)")
     }
+
+    /// `-i any` captures as Linux cooked v2 and names the interface on each line, as tcpdump does.
+    @Test func anyInterfaceWritesCookedV2() throws {
+        let fixturePath = TestEnvironment.publicFixtures!.appendingPathComponent("zeek_http_get.pcap").path
+        let expected = lines(try run(Self.binary, ["-t", "-r", fixturePath, "tcp"]).stdoutText)
+        let lab = try VethLab()
+        let written = FileManager.default.temporaryDirectory.appendingPathComponent("tk-any-\(lab.suffix).pcap").path
+        defer { try? FileManager.default.removeItem(atPath: written) }
+        let writer = try BackgroundCapture(namespace: lab.captureNamespace, arguments: ["-i", "any", "-w", written, "tcp"])
+        try writer.waitUntilListening()
+        #expect(writer.stderr.contains("link-type LINUX_SLL2"))
+        let replay = try run("ip", ["netns", "exec", lab.replayNamespace, "tcpreplay", "-q", "--pps", "2000",
+                                    "-i", lab.replayInterface, fixturePath])
+        #expect(replay.status == 0, "tcpreplay: \(replay.stderrText)")
+        usleep(700_000)
+        #expect(writer.interrupt() == 0)
+        // Read back inside the namespace so interface indexes resolve to the veth's name.
+        let reread = try run("ip", ["netns", "exec", lab.captureNamespace, Self.binary, "-t", "-r", written])
+        let ours = lines(reread.stdoutText)
+        // Replayed frames carry foreign MAC addresses, so the kernel marks them "P" (to another host).
+        #expect(ours == expected.map { "\(lab.captureInterface) P   \($0)" })
+        let tcpdump = try run("ip", ["netns", "exec", lab.captureNamespace, "tcpdump", "-n", "-t", "-r", written])
+        #expect(ours == lines(tcpdump.stdoutText))
+    }
 }
