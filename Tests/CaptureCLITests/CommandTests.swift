@@ -142,6 +142,14 @@ struct CommandTests {
         #expect(result.stdoutText.isEmpty)
     }
 
+    @Test(.enabled(if: TestEnvironment.isRoot, "needs root: as a normal user the error is about permission"))
+    func unknownInterfaceSaysHowToList() throws {
+        let result = try capture(["-i", "tknosuch\(UInt16.random(in: 0...9999))"])
+        #expect(result.status == 1)
+        #expect(result.stderrText.contains("no such interface"))
+        #expect(result.stderrText.contains("capture -D"))
+    }
+
     @Test func missingFileSaysWhich() throws {
         let result = try capture(["-r", "/nonexistent/x.pcap"])
         #expect(result.status == 1)

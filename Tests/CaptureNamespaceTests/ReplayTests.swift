@@ -81,6 +81,13 @@ struct ReplayTests {
             return process.terminationStatus
         }
 
+        /// SIGTERM, then wait for a clean exit.
+        func terminate() -> Int32 {
+            process.terminate()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
         deinit {
             if process.isRunning { process.terminate() }
             try? FileManager.default.removeItem(atPath: stdoutPath)
@@ -137,7 +144,8 @@ struct ReplayTests {
                                     "-i", lab.replayInterface, fixturePath])
         #expect(replay.status == 0, "tcpreplay: \(replay.stderrText)")
         usleep(700_000)
-        #expect(writer.interrupt() == 0)
+        #expect(writer.terminate() == 0)  // SIGTERM ends as cleanly as Ctrl-C
+        #expect(writer.stderr.contains("\(expected.count) packets captured"), "\(writer.stderr)")
         // Read back inside the namespace so interface indexes resolve to the veth's name.
         let reread = try run("ip", ["netns", "exec", lab.captureNamespace, Self.binary, "-t", "-r", written])
         let ours = lines(reread.stdoutText)
