@@ -224,14 +224,12 @@ public struct PacketLineRenderer {
             case 44:
                 if let fragment = header.fragment {
                     output.append("frag (")
-                    if fragment.offset != 0 {
-                        output.append(decimal: fragment.identification)
-                        output.append(":")
-                    }
                     output.append(decimal: fragment.offset)
                     output.append("|")
                     output.append(decimal: max(header.payloadLength - header.extensionsLength, 0))
-                    output.append(fragment.offset != 0 || fragment.moreFragments ? ")" : ")")
+                    output.append(")")
+                    // tcpdump does not look into non-first fragments.
+                    if fragment.offset != 0 { return }
                     output.append(" ")
                 }
             default: break

@@ -129,6 +129,33 @@ struct CommandTests {
         #expect(ours.stdoutText.contains("ip-proto-6"))
     }
 
+    /// Non-first IPv6 fragments, derived from real atomic fragments by setting their offsets, print as tcpdump's.
+    @Test(.enabled(if: haveFixtures, "needs fixtures and tcpdump"))
+    func ipv6FragmentsMatchTcpdump() throws {
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: publicFixture("zeek_ipv6-http-atomic-frag.pcap"))))
+        var output = Array(data[0..<24])
+        var offset = 24
+        var fragments = 0
+        while offset + 16 <= data.count {
+            let caplen = Int(data[offset + 8]) | Int(data[offset + 9]) << 8
+            var record = Array(data[offset..<(offset + 16 + caplen)])
+            offset += 16 + caplen
+            // Ethernet + IPv6 whose next header is a fragment header (44).
+            guard record.count > 16 + 62, record[16 + 12] == 0x86, record[16 + 13] == 0xdd, record[16 + 14 + 6] == 44 else { continue }
+            fragments += 1
+            if fragments == 2 { record[16 + 54 + 2] = 0x00; record[16 + 54 + 3] = 0x09 }  // offset 8, more fragments
+            if fragments == 3 { record[16 + 54 + 2] = 0x01; record[16 + 54 + 3] = 0x00 }  // offset 256
+            output += record
+        }
+        let path = temporaryPath(".pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(output).write(to: URL(fileURLWithPath: path))
+        let ours = try capture(["-r", path])
+        #expect(ours.status == 0)
+        #expect(ours.stdoutText == (try tcpdump(["-n", "-r", path])).stdoutText)
+        #expect(ours.stdoutText.contains("frag (8|20)\n"))
+    }
+
     @Test func unsupportedLinkTypeIsNamed() throws {
         // A valid pcap header with link type 147 (USER0) and one 4-byte packet.
         var file: [UInt8] = [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 147, 0, 0, 0]
