@@ -108,9 +108,16 @@ struct ReplayTests {
         let written = FileManager.default.temporaryDirectory.appendingPathComponent("tk-live-\(lab.suffix).pcap").path
         defer { try? FileManager.default.removeItem(atPath: written) }
         let printer = try BackgroundCapture(namespace: lab.captureNamespace, arguments: ["-t", "-i", lab.captureInterface] + filter)
-        let writer = try BackgroundCapture(namespace: lab.captureNamespace, arguments: ["-i", lab.captureInterface, "-w", written] + filter)
+        let writer = try BackgroundCapture(namespace: lab.captureNamespace,
+                                           arguments: ["-i", lab.captureInterface, "-B", "4096", "-w", written] + filter)
+        // A third capture keeps only 80 bytes of each packet: every packet still arrives, marked as cut.
+        let short = written + ".s80"
+        defer { try? FileManager.default.removeItem(atPath: short) }
+        let shortWriter = try BackgroundCapture(namespace: lab.captureNamespace,
+                                                arguments: ["-i", lab.captureInterface, "-s", "80", "-w", short] + filter)
         try printer.waitUntilListening()
         try writer.waitUntilListening()
+        try shortWriter.waitUntilListening()
 
         let replay = try run("ip", ["netns", "exec", lab.replayNamespace, "tcpreplay", "-q", "--pps", "2000",
                                     "-i", lab.replayInterface, fixturePath])
@@ -118,6 +125,21 @@ struct ReplayTests {
         usleep(700_000)  // let the last packets reach the capture thread before stopping
         #expect(printer.interrupt() == 0)
         #expect(writer.interrupt() == 0)
+        #expect(shortWriter.interrupt() == 0)
+        let shortLines = try run(Self.binary, ["-t", "-r", short])
+        #expect(lines(shortLines.stdoutText).count == expected.count)
+        #expect(shortLines.stdoutText == (try run("tcpdump", ["-n", "-t", "-r", short])).stdoutText)
+        let shortJSON = try run(Self.binary, ["--json", "-r", short])
+        var cut = 0
+        for line in lines(shortJSON.stdoutText) {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let captured = try #require(object["captured_length"] as? Int)
+            let original = try #require(object["original_length"] as? Int)
+            #expect(captured == min(original, 80))
+            #expect(object["truncated"] as? Bool == (original > 80))
+            if original > 80 { cut += 1 }
+        }
+        #expect(cut > 0)
 
         // The printing capture saw every replayed packet, in order, decoded the same as offline.
         #expect(lines(printer.stdout) == expected)
