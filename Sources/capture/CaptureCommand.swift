@@ -58,6 +58,9 @@ struct OutputOptions: ParsableArguments {
     @Flag(help: "Print timestamps in UTC instead of local time.")
     var utc = false
 
+    @Flag(name: .customShort("l"), help: "Line-buffered output: write each line at once, even into a pipe (e.g. capture -i any -l | grep ...).")
+    var lineBuffered = false
+
     @Flag(name: .customShort("n"), help: "Accepted for tcpdump habits: addresses and ports are always shown as numbers.")
     var numeric = false
 }
@@ -178,7 +181,7 @@ struct CaptureCommand: ParsableCommand {
         if let snap = source.snapLength, snap > 0 { options.snapshotLength = snap }
         if let kib = source.bufferKiB { options.bufferSize = kib * 1024 }
         // Deliver packets as they come when a person is watching; batch them when writing to a file or pipe.
-        options.immediate = isatty(STDOUT_FILENO) == 1 && output.writeFile == nil
+        options.immediate = (isatty(STDOUT_FILENO) == 1 || output.lineBuffered) && output.writeFile == nil
         var interface = name
         if let position = Int(name), position > 0, let interfaces = try? NetworkInterface.all(),
            position <= interfaces.count, !interfaces.contains(where: { $0.name == name }) {

@@ -52,7 +52,8 @@ struct PacketConsumer {
         lines = PacketLineRenderer(options: options)
         json = output.json
         // Line by line for a person at a terminal; big writes otherwise.
-        text = PacketOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: isatty(STDOUT_FILENO) == 1 ? 0 : 1 << 16)
+        let interactive = isatty(STDOUT_FILENO) == 1 || output.lineBuffered
+        text = PacketOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: interactive ? 0 : 1 << 16)
     }
 
     mutating func consume(_ packet: CapturedPacket) throws {

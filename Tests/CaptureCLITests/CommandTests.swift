@@ -8,7 +8,7 @@ struct CommandTests {
         let help = try capture(["--help"])
         #expect(help.status == 0)
         for flag in ["-i <interface>", "-r <file>", "-w <file>", "-c <count>", "-s <snaplen>", "-B <KiB>", "<filter>",
-                     "-D, --list-interfaces", "-q", "-t", "-A", "-X", "--json", "--http", "setcap"] {
+                     "-D, --list-interfaces", "-q", "-t", "-A", "-X", "-l", "--json", "--http", "setcap"] {
             #expect(help.stdoutText.contains(flag), "help lacks \(flag)")
         }
     }

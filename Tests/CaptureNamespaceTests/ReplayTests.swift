@@ -176,4 +176,22 @@ struct ReplayTests {
         let tcpdump = try run("ip", ["netns", "exec", lab.captureNamespace, "tcpdump", "-n", "-t", "-r", written])
         #expect(ours == lines(tcpdump.stdoutText))
     }
+
+    /// With -l each line reaches a pipe or file while the capture is still running.
+    @Test func lineBufferedOutputArrivesWhileCapturing() throws {
+        let fixturePath = TestEnvironment.publicFixtures!.appendingPathComponent("zeek_http_get.pcap").path
+        let expected = lines(try run(Self.binary, ["-t", "-r", fixturePath, "tcp"]).stdoutText)
+        let lab = try VethLab()
+        let printer = try BackgroundCapture(namespace: lab.captureNamespace, arguments: ["-l", "-t", "-i", lab.captureInterface, "tcp"])
+        try printer.waitUntilListening()
+        _ = try run("ip", ["netns", "exec", lab.replayNamespace, "tcpreplay", "-q", "-i", lab.replayInterface, fixturePath])
+        var seen: [String] = []
+        for _ in 0..<50 where seen.count < expected.count {
+            usleep(100_000)
+            seen = lines(printer.stdout)
+        }
+        #expect(printer.process.isRunning)
+        #expect(seen == expected)
+        #expect(printer.interrupt() == 0)
+    }
 }
