@@ -1,1 +1,0 @@
-// PacketCapture: see ../shared/GUIDE.md for this layer's role.

@@ -1,0 +1,307 @@
+/// The decoded view of one captured packet: plain values plus byte views that borrow the capture's buffer.
+///
+/// Every `UnsafeRawBufferPointer` in here (payloads, options) points into the bytes the capture lent for one
+/// callback; it is valid only until that callback returns. Copy what you need to keep.
+
+/// A 48-bit MAC address held by value.
+public struct MACAddress: Sendable, Hashable, CustomStringConvertible {
+    public var rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue & 0xffff_ffff_ffff }
+
+    public var description: String {
+        var text = ""
+        for i in stride(from: 40, through: 0, by: -8) {
+            let byte = UInt8(truncatingIfNeeded: rawValue >> UInt64(i))
+            if i != 40 { text += ":" }
+            if byte < 16 { text += "0" }
+            text += String(byte, radix: 16)
+        }
+        return text
+    }
+}
+
+/// What the link layer said about the packet.
+public struct LinkHeader: Sendable {
+    public enum Kind: Sendable, Hashable {
+        case ethernet
+        /// Labelled Ethernet, but the frame starts with an IP header (macOS `rvi` captures do this).
+        case ethernetCarryingIP
+        case linuxCooked
+        case linuxCooked2
+        case rawIP
+        case loopback
+        case nflog
+    }
+
+    public var kind: Kind
+    /// Bytes of link-layer header (including VLAN tags) before the network layer.
+    public var length: Int
+    /// EtherType of the network layer (0x0800 IPv4, 0x86dd IPv6, 0x0806 ARP), after any VLAN tags.
+    public var etherType: UInt16
+    public var source: MACAddress?
+    public var destination: MACAddress?
+    /// VLAN IDs of 802.1Q/802.1ad tags, outermost first; at most two are kept, `vlanTagCount` counts all.
+    public var vlanIDs: (UInt16, UInt16) = (0, 0)
+    public var vlanTagCount: Int = 0
+    /// Linux cooked capture packet type (0 to us, 1 broadcast, 2 multicast, 3 other host, 4 outgoing).
+    public var packetType: UInt16?
+    /// Linux cooked capture v2 interface index.
+    public var interfaceIndex: UInt32?
+
+    public init(kind: Kind, length: Int, etherType: UInt16) {
+        self.kind = kind
+        self.length = length
+        self.etherType = etherType
+    }
+}
+
+/// An IPv4 header, options excluded (their length is `headerLength - 20`).
+public struct IPv4Header: Sendable {
+    public var source: IPAddress
+    public var destination: IPAddress
+    public var headerLength: Int
+    /// The total length field: header plus payload.
+    public var totalLength: Int
+    public var typeOfService: UInt8
+    public var identification: UInt16
+    public var dontFragment: Bool
+    public var moreFragments: Bool
+    /// Fragment offset in bytes.
+    public var fragmentOffset: Int
+    public var timeToLive: UInt8
+    public var protocolNumber: UInt8
+    public var optionsLength: Int { headerLength - 20 }
+    /// True for every piece of a fragmented datagram.
+    public var isFragment: Bool { moreFragments || fragmentOffset != 0 }
+}
+
+/// One IPv6 extension header that was walked.
+public struct IPv6Extension: Sendable {
+    /// Its own protocol number: 0 hop-by-hop, 43 routing, 44 fragment, 60 destination options, 51 AH.
+    public var type: UInt8
+    public var length: Int
+    /// Routing: routing type; fragment: unused.
+    public var routingType: UInt8 = 0
+    public var segmentsLeft: UInt8 = 0
+}
+
+/// IPv6 fragment header contents.
+public struct IPv6Fragment: Sendable {
+    public var identification: UInt32
+    /// Offset in bytes.
+    public var offset: Int
+    public var moreFragments: Bool
+}
+
+/// An IPv6 header with its extension chain walked to the upper-layer protocol.
+public struct IPv6Header: Sendable {
+    public var source: IPAddress
+    public var destination: IPAddress
+    public var payloadLength: Int
+    public var trafficClass: UInt8
+    public var flowLabel: UInt32
+    public var hopLimit: UInt8
+    /// The upper-layer protocol after all extension headers.
+    public var protocolNumber: UInt8
+    /// Bytes of extension headers between the fixed header and the upper layer.
+    public var extensionsLength: Int
+    /// The first extension headers, in order (at most four are kept; `extensionCount` counts all).
+    public var extensions: (IPv6Extension?, IPv6Extension?, IPv6Extension?, IPv6Extension?) = (nil, nil, nil, nil)
+    public var extensionCount: Int = 0
+    public var fragment: IPv6Fragment?
+
+    public func `extension`(at index: Int) -> IPv6Extension? {
+        switch index {
+        case 0: extensions.0
+        case 1: extensions.1
+        case 2: extensions.2
+        case 3: extensions.3
+        default: nil
+        }
+    }
+}
+
+/// An ARP packet (Ethernet/IPv4 form).
+public struct ARPPacket: Sendable {
+    public var operation: UInt16
+    public var senderHardware: MACAddress
+    public var senderAddress: IPAddress
+    public var targetHardware: MACAddress
+    public var targetAddress: IPAddress
+}
+
+public enum NetworkLayer: Sendable {
+    case none
+    case ipv4(IPv4Header)
+    case ipv6(IPv6Header)
+    case arp(ARPPacket)
+    /// A network protocol this decoder does not look into.
+    case other(etherType: UInt16)
+}
+
+/// A TCP segment. `payloadLength` comes from the IP length fields; `payload` holds the bytes actually captured.
+public struct TCPSegment: Sendable {
+    public var source: Endpoint
+    public var destination: Endpoint
+    public var sequenceNumber: UInt32
+    public var acknowledgmentNumber: UInt32
+    public var flags: TCPFlags
+    public var window: UInt16
+    public var urgentPointer: UInt16
+    public var headerLength: Int
+    /// The option bytes (header beyond 20 bytes). Walk them with `TCPOptionIterator`.
+    public nonisolated(unsafe) var options: UnsafeRawBufferPointer
+    public nonisolated(unsafe) var payload: UnsafeRawBufferPointer
+    public var payloadLength: Int
+    /// Fewer payload bytes were captured than the segment carried (snap length).
+    public var isTruncated: Bool { payload.count < payloadLength }
+
+    public init(source: Endpoint, destination: Endpoint, sequenceNumber: UInt32, acknowledgmentNumber: UInt32,
+                flags: TCPFlags, window: UInt16, urgentPointer: UInt16, headerLength: Int,
+                options: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, payloadLength: Int) {
+        self.source = source
+        self.destination = destination
+        self.sequenceNumber = sequenceNumber
+        self.acknowledgmentNumber = acknowledgmentNumber
+        self.flags = flags
+        self.window = window
+        self.urgentPointer = urgentPointer
+        self.headerLength = headerLength
+        self.options = options
+        self.payload = payload
+        self.payloadLength = payloadLength
+    }
+}
+
+public struct UDPDatagram: Sendable {
+    public var source: Endpoint
+    public var destination: Endpoint
+    /// The UDP length field (header plus payload).
+    public var length: Int
+    public nonisolated(unsafe) var payload: UnsafeRawBufferPointer
+    /// Payload bytes the datagram carries per the IP length.
+    public var payloadLength: Int
+}
+
+/// An ICMP or ICMPv6 message.
+public struct ICMPMessage: Sendable {
+    public var type: UInt8
+    public var code: UInt8
+    /// The four bytes after the checksum (echo id and sequence, for example).
+    public var restOfHeader: UInt32
+    public nonisolated(unsafe) var body: UnsafeRawBufferPointer
+    /// Length of the ICMP message per the IP length fields.
+    public var length: Int
+    public var identifier: UInt16 { UInt16(truncatingIfNeeded: restOfHeader >> 16) }
+    public var sequence: UInt16 { UInt16(truncatingIfNeeded: restOfHeader) }
+}
+
+public enum TransportLayer: Sendable {
+    case none
+    case tcp(TCPSegment)
+    case udp(UDPDatagram)
+    case icmp(ICMPMessage)
+    case icmpv6(ICMPMessage)
+    /// A non-first fragment: the upper-layer header is in another packet.
+    case fragment(protocolNumber: UInt8)
+    /// An upper-layer protocol this decoder does not look into.
+    case other(protocolNumber: UInt8)
+}
+
+/// One decoded packet. Decoding stops at the first problem, which `error` describes; layers before it are filled.
+public struct DecodedPacket: Sendable {
+    public var timestamp: Timestamp
+    /// Bytes captured (at most the snap length).
+    public var capturedLength: Int
+    /// Bytes the packet had on the wire.
+    public var originalLength: Int
+    public var linkType: LinkType
+    public var link: LinkHeader
+    public var network: NetworkLayer
+    public var transport: TransportLayer
+    public var error: DecodingError?
+
+    /// The capture holds fewer bytes than the packet had (snap length); decoded lengths still come from headers.
+    public var isTruncated: Bool { capturedLength < originalLength }
+
+    public var tcp: TCPSegment? {
+        if case .tcp(let segment) = transport { return segment }
+        return nil
+    }
+
+    public var udp: UDPDatagram? {
+        if case .udp(let datagram) = transport { return datagram }
+        return nil
+    }
+
+    /// Source and destination addresses of the IP layer, if any.
+    public var addresses: (source: IPAddress, destination: IPAddress)? {
+        switch network {
+        case .ipv4(let header): (header.source, header.destination)
+        case .ipv6(let header): (header.source, header.destination)
+        default: nil
+        }
+    }
+}
+
+/// Walks TCP options without allocating.
+public struct TCPOptionIterator: IteratorProtocol, Sequence {
+    public enum Option: Sendable {
+        case endOfList
+        case noOperation
+        case maximumSegmentSize(UInt16)
+        case windowScale(UInt8)
+        case sackPermitted
+        /// SACK blocks: up to four (left, right) edges, `count` of them valid.
+        case sack(count: Int, blocks: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32))
+        case timestamp(value: UInt32, echoReply: UInt32)
+        /// TCP Fast Open (kind 34) with `cookieLength` bytes of cookie.
+        case fastOpen(cookieLength: Int)
+        case multipathTCP(length: Int)
+        case unknown(kind: UInt8, length: Int)
+        /// The option's length runs past the header.
+        case malformed(kind: UInt8)
+    }
+
+    private let bytes: UnsafeRawBufferPointer
+    private var offset = 0
+    private var done = false
+
+    public init(_ options: UnsafeRawBufferPointer) { self.bytes = options }
+
+    public mutating func next() -> Option? {
+        guard !done, offset < bytes.count else { return nil }
+        let kind = bytes[offset]
+        switch kind {
+        case 0:
+            done = true
+            return .endOfList
+        case 1:
+            offset += 1
+            return .noOperation
+        default:
+            guard offset + 1 < bytes.count else { done = true; return .malformed(kind: kind) }
+            let length = Int(bytes[offset + 1])
+            guard length >= 2, offset + length <= bytes.count else { done = true; return .malformed(kind: kind) }
+            let start = offset
+            offset += length
+            switch (kind, length) {
+            case (2, 4): return .maximumSegmentSize(bytes.u16(start + 2))
+            case (3, 3): return .windowScale(bytes[start + 2])
+            case (4, 2): return .sackPermitted
+            case (5, _) where (length - 2) % 8 == 0:
+                var edges: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0, 0, 0, 0, 0)
+                let count = Swift.min((length - 2) / 8, 4)
+                withUnsafeMutableBytes(of: &edges) { raw in
+                    let words = raw.bindMemory(to: UInt32.self)
+                    for i in 0..<(count * 2) { words[i] = bytes.u32(start + 2 + 4 * i) }
+                }
+                return .sack(count: count, blocks: edges)
+            case (8, 10): return .timestamp(value: bytes.u32(start + 2), echoReply: bytes.u32(start + 6))
+            case (34, _): return .fastOpen(cookieLength: length - 2)
+            case (30, _): return .multipathTCP(length: length)
+            default: return .unknown(kind: kind, length: length)
+            }
+        }
+    }
+}
