@@ -18,7 +18,8 @@ public struct ReassemblyStatistics: Sendable, Hashable {
     public var ignoredSegments = 0
     /// Times a limit forced a hole to be given up or a connection to be evicted.
     public var limitHits = 0
-    /// The most out-of-order bytes buffered at once, over all connections.
+    /// The most out-of-order bytes buffered between two segments, over all connections. (Within one call the
+    /// segment being stored may briefly add up to its own size before the limits release older data.)
     public var peakBufferedBytes = 0
     public var peakConnections = 0
 }
@@ -342,7 +343,6 @@ public struct TCPReassembler {
     private mutating func account(gap: Int, released: Int, slot s: Int) {
         statistics.gapBytes += gap
         bufferedBytes -= released
-        statistics.peakBufferedBytes = max(statistics.peakBufferedBytes, bufferedBytes)
         if slots[s].bufferedBytes > 0 { buffering.insert(s) } else { buffering.remove(s) }
     }
 
@@ -361,6 +361,7 @@ public struct TCPReassembler {
             giveUpOldestHole(slot: oldest, limitDescription: "total buffer limit (\(limits.maxBufferedBytesTotal) "
                              + "bytes)", at: time, into: &consumer)
         }
+        statistics.peakBufferedBytes = max(statistics.peakBufferedBytes, bufferedBytes)
     }
 
     private mutating func giveUpOldestHole<Consumer: StreamConsumer>(
