@@ -1,7 +1,7 @@
 import PacketDecoding
 
 /// Bytes that arrived ahead of a hole, copied (the capture's buffer dies after the callback) until the hole fills.
-struct PendingChunk {
+struct PendingChunk: Sendable {
     var sequence: UInt32
     var bytes: [UInt8]
     var end: UInt32 { sequence &+ UInt32(truncatingIfNeeded: bytes.count) }
@@ -24,7 +24,7 @@ struct HalfStreamChange {
 ///
 /// Invariants: `pending` is sorted, its chunks do not overlap, and each starts after `nextSequence` (a chunk that
 /// becomes contiguous is delivered at once by `drain`).
-struct HalfStream {
+struct HalfStream: Sendable {
     enum Phase { case unseen, open, ended }
 
     var phase: Phase = .unseen

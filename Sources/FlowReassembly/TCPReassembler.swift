@@ -29,7 +29,7 @@ public struct ReassemblyStatistics: Sendable, Hashable {
 ///
 /// A value type driven from one thread. In-order data goes from the capture's buffer straight to the consumer;
 /// only data that arrives ahead of a hole is copied, and only up to `limits`.
-public struct TCPReassembler {
+public struct TCPReassembler: Sendable {
     public let limits: ReassemblyLimits
     public private(set) var statistics = ReassemblyStatistics()
     /// Out-of-order bytes buffered right now, over all connections.
@@ -157,6 +157,10 @@ public struct TCPReassembler {
             let dataSequence = isSYN ? sequenceNumber &+ 1 : sequenceNumber
             if flags.contains(.fin) && slots[s][direction].finSequence == nil {
                 slots[s][direction].finSequence = dataSequence &+ UInt32(truncatingIfNeeded: onWire)
+            }
+            if flags.contains(.fin) && onWire == 0
+                && sequenceDistance(from: slots[s][direction].nextSequence, to: dataSequence) > 0 {
+                statistics.outOfOrderSegments += 1  // a FIN ahead of data still missing
             }
             let change = slots[s][direction].accept(
                 sequence: dataSequence, payload: payload, uncapturedTail: onWire - captured, at: time, id: id,
