@@ -67,6 +67,17 @@ struct HalfStream: Sendable {
     ) -> HalfStreamChange {
         var change = HalfStreamChange()
         guard phase == .open else { return change }
+        var payload = payload
+        var uncapturedTail = uncapturedTail
+        if let finSequence {
+            // Nothing exists after the FIN; bytes claiming to be there are not part of the stream.
+            let room = max(0, sequenceDistance(from: sequence, to: finSequence))
+            if payload.count > room {
+                change.duplicate += payload.count - room
+                payload = UnsafeRawBufferPointer(rebasing: payload[0..<room])
+            }
+            uncapturedTail = min(uncapturedTail, room - payload.count)
+        }
         let count = payload.count
         var offset = sequenceDistance(from: nextSequence, to: sequence)
         if count > 0 && offset > 0 {
@@ -156,6 +167,25 @@ struct HalfStream: Sendable {
                 }
             }
         }
+    }
+
+    /// Records the FIN (the first one seen wins) and drops buffered bytes claiming to lie after it.
+    /// Returns the bytes that left the buffer.
+    mutating func setFIN(at sequence: UInt32) -> Int {
+        guard finSequence == nil else { return 0 }
+        finSequence = sequence
+        var released = 0
+        while let last = pending.last, sequenceDistance(from: sequence, to: last.end) > 0 {
+            let keep = max(0, sequenceDistance(from: last.sequence, to: sequence))
+            released += last.bytes.count - keep
+            if keep == 0 {
+                pending.removeLast()
+            } else {
+                pending[pending.count - 1].bytes.removeLast(last.bytes.count - keep)
+            }
+        }
+        pendingBytes -= released
+        return released
     }
 
     /// Delivers buffered chunks that have become contiguous. Returns the bytes that left the buffer.

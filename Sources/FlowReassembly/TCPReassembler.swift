@@ -155,8 +155,9 @@ public struct TCPReassembler: Sendable {
         }
         if slots[s][direction].phase == .open {
             let dataSequence = isSYN ? sequenceNumber &+ 1 : sequenceNumber
-            if flags.contains(.fin) && slots[s][direction].finSequence == nil {
-                slots[s][direction].finSequence = dataSequence &+ UInt32(truncatingIfNeeded: onWire)
+            if flags.contains(.fin) {
+                let released = slots[s][direction].setFIN(at: dataSequence &+ UInt32(truncatingIfNeeded: onWire))
+                account(gap: 0, released: released, slot: s)
             }
             if flags.contains(.fin) && onWire == 0
                 && sequenceDistance(from: slots[s][direction].nextSequence, to: dataSequence) > 0 {

@@ -246,3 +246,33 @@ struct StreamRuleTests {
         #expect(consumer.opened[id]?.server == conversation.server)
     }
 }
+
+@Suite("Reassembly: nothing after a FIN")
+struct AfterFINTests {
+    let conversation = Conversation()
+
+    func clientSegment(_ offset: Int, _ text: String, flags: TCPFlags = [.ack]) -> Segment {
+        Segment(source: client, destination: server, sequence: conversation.clientISN &+ 1 &+ UInt32(offset),
+                ack: conversation.serverISN &+ 1, flags: flags, payload: Array(text.utf8), time: t(3))
+    }
+
+    @Test func bufferedBytesBeyondALaterFINAreDropped() throws {
+        // "XYZ" claims offsets 8..<11 and is buffered; then a FIN says the stream ends at 6.
+        let segments = conversation.handshake
+            + [clientSegment(8, "XYZ"), clientSegment(3, "def", flags: [.fin, .ack]), clientSegment(0, "abc")]
+        let (consumer, reassembler) = reassemble(segments, finish: false)
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.pieces(id, .clientToServer) == [.bytes(Array("abcdef".utf8))])
+        #expect(consumer.endReason(id, .clientToServer) == .fin)
+        #expect(reassembler.bufferedBytes == 0)
+    }
+
+    @Test func segmentCrossingTheFINIsCut() throws {
+        let segments = conversation.handshake
+            + [clientSegment(4, "", flags: [.fin, .ack]), clientSegment(2, "cdEXTRA"), clientSegment(0, "ab")]
+        let (consumer, _) = reassemble(segments)
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.pieces(id, .clientToServer) == [.bytes(Array("abcd".utf8))])
+        #expect(consumer.endReason(id, .clientToServer) == .fin)
+    }
+}
