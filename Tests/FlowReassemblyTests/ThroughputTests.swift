@@ -19,14 +19,27 @@ private struct CountingConsumer: StreamConsumer {
     mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {}
 }
 
-/// Throughput figures, run on demand: `TAPKIT_BENCH=1 swift test -c release --filter ThroughputTests`.
+/// Throughput figures, run on demand: `TAPKIT_BENCH=1 swift test -c release --filter ThroughputTests`
+/// (`TAPKIT_BENCH_SEGMENTS` sets the count). With a malloc-counting shim preloaded it also prints heap allocations,
+/// which show the in-order path allocates per connection, not per segment.
 @Suite("Reassembly: throughput", .serialized,
        .enabled(if: ProcessInfo.processInfo.environment["TAPKIT_BENCH"] != nil, "set TAPKIT_BENCH=1 to measure"))
 struct ThroughputTests {
+    /// Heap allocations so far, when a counting malloc shim exporting `tapkit_malloc_count` is preloaded.
+    static func allocationCount() -> Int? {
+        guard let symbol = dlsym(nil, "tapkit_malloc_count") else { return nil }
+        typealias Counter = @convention(c) () -> Int
+        return unsafeBitCast(symbol, to: Counter.self)()
+    }
+
     static func measure(_ label: String, segments: Int, _ body: () -> Void) {
+        let allocationsBefore = allocationCount()
         let start = ContinuousClock.now
         body()
         let elapsed = ContinuousClock.now - start
+        if let before = allocationsBefore, let after = allocationCount() {
+            print("BENCH \(label): \(after - before) heap allocations")
+        }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print("BENCH \(label): \(segments) segments in \(String(format: "%.3f", seconds)) s = "
               + "\(Int(Double(segments) / seconds)) segments/s")
@@ -34,7 +47,7 @@ struct ThroughputTests {
 
     @Test func inOrderAndReordered() {
         let payload = [UInt8](repeating: 0x41, count: 1448)
-        let count = 2_000_000
+        let count = Int(ProcessInfo.processInfo.environment["TAPKIT_BENCH_SEGMENTS"] ?? "") ?? 2_000_000
         let connections = 1_000
         payload.withUnsafeBytes { bytes in
             var reassembler = TCPReassembler()
