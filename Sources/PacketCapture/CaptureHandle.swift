@@ -104,6 +104,11 @@ public final class CaptureHandle: @unchecked Sendable {
                 throw .liveFailed(interface: interface, message: message)
             }
         }
+        if interface == "any" {
+            // Cooked v2 keeps the interface index and direction of each packet (tcpdump does the same);
+            // stay with v1 if this libpcap cannot.
+            _ = pcap_set_datalink(pcap, 276)
+        }
         return CaptureHandle(pcap: pcap, source: interface, isLive: true)
     }
 
@@ -135,12 +140,11 @@ public final class CaptureHandle: @unchecked Sendable {
     public func forEachPacket(limit: Int? = nil, _ body: (CapturedPacket) throws -> Void) throws {
         var header: UnsafeMutablePointer<pcap_pkthdr>?
         var data: UnsafePointer<UInt8>?
+        // Classic pcap offsets are counted (exact, and works on pipes); asking stdio each packet would cost a
+        // syscall. For pcapng the error reports where reading stopped.
         var countedOffset: Int64 = 24
-        let file = isLive ? nil : pcap_file(pcap)
         while !stopRequested.load(ordering: .relaxed) {
             if let limit, packetsRead >= limit { return }
-            let recordOffset: Int64? = file.map { Int64(ftello($0)) }.flatMap { $0 >= 0 ? $0 : nil }
-                ?? (isClassicPcap ? countedOffset : nil)
             let status = pcap_next_ex(pcap, &header, &data)
             switch status {
             case 1:
@@ -162,7 +166,8 @@ public final class CaptureHandle: @unchecked Sendable {
             default:
                 let message = String(cString: pcap_geterr(pcap))
                 if isLive { throw CaptureError.liveFailed(interface: source, message: message) }
-                throw CaptureError.readFailed(packetIndex: packetsRead + 1, byteOffset: recordOffset, message: message)
+                let offset = isClassicPcap ? countedOffset : fileBytesRead
+                throw CaptureError.readFailed(packetIndex: packetsRead + 1, byteOffset: offset, message: message)
             }
         }
     }
