@@ -41,9 +41,13 @@ struct HalfStream: Sendable {
     /// When the buffer last went from empty to non-empty: the age of the oldest data waiting on a hole.
     var stalledSince = Timestamp(seconds: 0, nanoseconds: 0)
 
+    /// Where the stream started (ISN+1 after a SYN).
+    var startSequence: UInt32 = 0
+
     mutating func start(at sequence: UInt32) {
         phase = .open
         nextSequence = sequence
+        startSequence = sequence
     }
 
     var isWaitingOnHole: Bool {

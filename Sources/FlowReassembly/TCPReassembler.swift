@@ -104,7 +104,10 @@ public struct TCPReassembler: Sendable {
             } else if isSYN && !isACK && !isRST {
                 let direction = slots[existing].direction(from: source)
                 let half = slots[existing][direction]
-                if half.phase != .unseen && half.initialSequence != sequenceNumber {
+                if half.phase != .unseen && half.initialSequence == nil && half.startSequence == sequenceNumber &+ 1 {
+                    // A SYN reordered behind this direction's first bytes: the same connection after all.
+                    slots[existing][direction].initialSequence = sequenceNumber
+                } else if half.phase != .unseen && half.initialSequence != sequenceNumber {
                     // The 4-tuple was reused before we saw the old connection end.
                     let id = slots[existing].id
                     consumer.warning(id, "connection reused by a new SYN before it ended; ending the old one",

@@ -89,6 +89,17 @@ struct StreamRuleTests {
         #expect(consumer.warnings.isEmpty)
     }
 
+    @Test func synSeenAfterTheFirstDataIsTheSameConnection() throws {
+        // SYN/ACK, then the client's data, then its (reordered) SYN.
+        let segments = [conversation.handshake[1], clientData(0, "GET /"), conversation.handshake[0],
+                        clientData(5, " HTTP/1.1")]
+        let (consumer, _) = reassemble(segments)
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.connectionIDs.count == 1)
+        #expect(consumer.bytes(id, .clientToServer) == Array("GET / HTTP/1.1".utf8))
+        #expect(consumer.warnings.isEmpty)
+    }
+
     // MARK: SYN data (TCP Fast Open)
 
     @Test func dataOnTheSYNIsDeliveredFirst() throws {
