@@ -121,7 +121,17 @@ struct HalfStream: Sendable {
         let start = sequenceDistance(from: nextSequence, to: sequence)
         let end = start + payload.count
         var cursor = start
+        // The first chunk ending after the segment's start (chunks are sorted, so their ends are too).
         var index = 0
+        var upper = pending.count
+        while index < upper {
+            let middle = (index + upper) / 2
+            if sequenceDistance(from: nextSequence, to: pending[middle].end) <= cursor {
+                index = middle + 1
+            } else {
+                upper = middle
+            }
+        }
         while cursor < end {
             while index < pending.count && sequenceDistance(from: nextSequence, to: pending[index].end) <= cursor {
                 index += 1
@@ -145,10 +155,15 @@ struct HalfStream: Sendable {
                 }
                 stop = min(end, chunkStart)
             }
-            let bytes = [UInt8](UnsafeRawBufferPointer(rebasing: payload[(cursor - start)..<(stop - start)]))
-            pending.insert(PendingChunk(sequence: nextSequence &+ UInt32(truncatingIfNeeded: cursor), bytes: bytes),
-                           at: index)
-            index += 1
+            let bytes = UnsafeRawBufferPointer(rebasing: payload[(cursor - start)..<(stop - start)])
+            let chunkSequence = nextSequence &+ UInt32(truncatingIfNeeded: cursor)
+            if index > 0 && pending[index - 1].end == chunkSequence {
+                // Continues the previous chunk (the usual case: a stream flowing on behind one hole).
+                pending[index - 1].bytes.append(contentsOf: bytes)
+            } else {
+                pending.insert(PendingChunk(sequence: chunkSequence, bytes: [UInt8](bytes)), at: index)
+                index += 1
+            }
             pendingBytes += bytes.count
             change.buffered += bytes.count
             cursor = stop
