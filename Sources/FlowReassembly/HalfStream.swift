@@ -40,6 +40,9 @@ struct HalfStream: Sendable {
     var pendingBytes = 0
     /// When the buffer last went from empty to non-empty: the age of the oldest data waiting on a hole.
     var stalledSince = Timestamp(seconds: 0, nanoseconds: 0)
+    /// The highest ACK from the peer beyond `nextSequence` (bytes the peer holds that were not seen), and since when.
+    var acknowledgedBeyond: UInt32?
+    var acknowledgedBeyondSince = Timestamp(seconds: 0, nanoseconds: 0)
 
     /// Where the stream started (ISN+1 after a SYN).
     var startSequence: UInt32 = 0
@@ -207,6 +210,43 @@ struct HalfStream: Sendable {
         return released
     }
 
+    /// Notes an ACK from the peer. One beyond the next byte owed means the peer holds bytes we have not seen.
+    mutating func noteAcknowledgment(_ acknowledgment: UInt32, at time: Timestamp) {
+        guard phase == .open, sequenceDistance(from: nextSequence, to: acknowledgment) > 0 else { return }
+        if let previous = acknowledgedBeyond {
+            if sequenceDistance(from: previous, to: acknowledgment) > 0 { acknowledgedBeyond = acknowledgment }
+        } else {
+            acknowledgedBeyond = acknowledgment
+            acknowledgedBeyondSince = time
+        }
+    }
+
+    /// Gives up on bytes the peer acknowledged that never showed up: gaps for them, delivery of buffered bytes
+    /// below the acknowledged point. Returns the gap bytes and the bytes that left the buffer.
+    mutating func giveUpAcknowledgedHole<Consumer: StreamConsumer>(
+        at time: Timestamp, id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer
+    ) -> (gap: Int, released: Int) {
+        guard phase == .open, let acknowledged = acknowledgedBeyond else { return (0, 0) }
+        acknowledgedBeyond = nil
+        var gap = 0
+        var released = 0
+        while let first = pending.first, sequenceDistance(from: first.sequence, to: acknowledged) > 0 {
+            let step = skipToBufferedData(at: time, id: id, direction: direction, into: &consumer)
+            gap += step.gap
+            released += step.released
+        }
+        var missing = sequenceDistance(from: nextSequence, to: acknowledged)
+        if let finSequence { missing = min(missing, sequenceDistance(from: nextSequence, to: finSequence)) }
+        if missing > 0 {
+            consumer.streamGap(id, direction, length: missing, at: time)
+            nextSequence &+= UInt32(truncatingIfNeeded: missing)
+            gap += missing
+            released += drain(at: time, id: id, direction: direction, into: &consumer)
+        }
+        acknowledgedBeyond = nil
+        return (gap, released)
+    }
+
     /// Delivers buffered chunks that have become contiguous. Returns the bytes that left the buffer.
     mutating func drain<Consumer: StreamConsumer>(at time: Timestamp, id: ConnectionID, direction: StreamDirection,
                                                   into consumer: inout Consumer) -> Int {
@@ -229,6 +269,9 @@ struct HalfStream: Sendable {
         if removed > 0 {
             pending.removeFirst(removed)
             pendingBytes -= released
+        }
+        if let acknowledged = acknowledgedBeyond, sequenceDistance(from: nextSequence, to: acknowledged) <= 0 {
+            acknowledgedBeyond = nil  // delivery caught up with what the peer acknowledged
         }
         return released
     }

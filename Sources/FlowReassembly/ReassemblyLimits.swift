@@ -14,13 +14,20 @@ public struct ReassemblyLimits: Sendable, Hashable {
     /// Seconds without a packet after which a connection is ended (`.idleTimeout`) and forgotten. Default 300,
     /// Zeek's TCP inactivity timeout: long enough for HTTP keep-alive connections that sit idle between requests.
     public var idleTimeoutSeconds: Double
+    /// Seconds of packet time to keep waiting for bytes the receiver has already acknowledged but the capture never
+    /// showed. The sender will not send them again, so past this delay they are announced as a gap and the stream
+    /// moves on (a live capture with kernel drops keeps printing). The wait only covers captures that show an ACK
+    /// before the data it acknowledges (merged interfaces, re-sorted files). Default 1.
+    public var acknowledgedHoleTimeoutSeconds: Double
 
     public init(maxBufferedBytesPerConnection: Int = 4 << 20, maxBufferedBytesTotal: Int = 64 << 20,
-                maxConnections: Int = 65_536, idleTimeoutSeconds: Double = 300) {
+                maxConnections: Int = 65_536, idleTimeoutSeconds: Double = 300,
+                acknowledgedHoleTimeoutSeconds: Double = 1) {
         self.maxBufferedBytesPerConnection = max(1, maxBufferedBytesPerConnection)
         self.maxBufferedBytesTotal = max(1, maxBufferedBytesTotal)
         self.maxConnections = max(1, maxConnections)
         self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.acknowledgedHoleTimeoutSeconds = acknowledgedHoleTimeoutSeconds
     }
 
     public static let `default` = ReassemblyLimits()

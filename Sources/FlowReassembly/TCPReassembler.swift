@@ -82,7 +82,7 @@ public struct TCPReassembler: Sendable {
             expireIdle(now: time, into: &consumer)
         }
         if nextIdleCheck == nil || time >= nextIdleCheck! {
-            nextIdleCheck = time.adding(seconds: max(1, min(limits.idleTimeoutSeconds / 10, 60)))
+            nextIdleCheck = time.adding(seconds: sweepInterval)
         }
 
         let key = ConnectionKey(source, destination)
@@ -194,26 +194,41 @@ public struct TCPReassembler: Sendable {
                 if let fin = slots[s][other].finSequence, sequenceDistance(from: fin, to: acknowledgmentNumber) >= 1 {
                     let ended = slots[s][other].end(.fin, at: time, id: id, direction: other, into: &consumer)
                     account(gap: ended.gap, released: ended.released, slot: s)
+                } else {
+                    slots[s][other].noteAcknowledgment(acknowledgmentNumber, at: time)
                 }
             case .ended:
                 break
             }
         }
 
+        giveUpOverdueAcknowledgedHole(slot: s, direction: .clientToServer, now: time, into: &consumer)
+        giveUpOverdueAcknowledgedHole(slot: s, direction: .serverToClient, now: time, into: &consumer)
         enforceBufferLimits(current: s, at: time, into: &consumer)
 
+        closeIfBothEnded(slot: s, at: time, into: &consumer)
+    }
+
+    private mutating func closeIfBothEnded<Consumer: StreamConsumer>(slot s: Int, at time: Timestamp,
+                                                                     into consumer: inout Consumer) {
         if slots[s].state == .open && slots[s].toServer.phase == .ended && slots[s].toClient.phase == .ended {
             slots[s].state = .closed
-            consumer.connectionClosed(id, at: time)
+            consumer.connectionClosed(slots[s].id, at: time)
         }
     }
 
-    /// Ends connections that saw no packet for longer than the idle timeout, and forgets closed ones as old.
-    /// `process` calls this as packet time advances; call it yourself to expire connections in a quiet live capture.
+    /// Ends connections that saw no packet for longer than the idle timeout, forgets closed ones as old, and gives
+    /// up acknowledged holes past their delay. `process` calls this as packet time advances (every
+    /// `min(idle timeout / 10, acknowledged-hole delay, 60 s)`, at least 0.1 s); call it yourself in a quiet live
+    /// capture.
     public mutating func expireIdle<Consumer: StreamConsumer>(now: Timestamp, into consumer: inout Consumer) {
         var expired: [(ConnectionID, Int)] = []
         for s in table.values where now.seconds(since: slots[s].lastSeen) > limits.idleTimeoutSeconds {
             expired.append((slots[s].id, s))
+        }
+        for s in table.values where slots[s].state == .open {
+            giveUpOverdueAcknowledgedHole(slot: s, direction: .clientToServer, now: now, into: &consumer)
+            giveUpOverdueAcknowledgedHole(slot: s, direction: .serverToClient, now: now, into: &consumer)
         }
         expired.sort { $0.0.rawValue < $1.0.rawValue }
         for (_, s) in expired {
@@ -239,6 +254,11 @@ public struct TCPReassembler: Sendable {
     /// Same as `finish(at:into:)`: ends every open stream at `time`.
     public mutating func flush<Consumer: StreamConsumer>(at time: Timestamp, into consumer: inout Consumer) {
         finish(at: time, into: &consumer)
+    }
+
+    /// Packet time between sweeps for idle connections and overdue acknowledged holes.
+    private var sweepInterval: Double {
+        max(0.1, min(limits.idleTimeoutSeconds / 10, limits.acknowledgedHoleTimeoutSeconds, 60))
     }
 
     // MARK: Connections
@@ -331,6 +351,23 @@ public struct TCPReassembler: Sendable {
     }
 
     // MARK: Buffer accounting and limits
+
+    /// Bytes the peer acknowledged long enough ago will never be sent again: announce them as a gap.
+    private mutating func giveUpOverdueAcknowledgedHole<Consumer: StreamConsumer>(
+        slot s: Int, direction: StreamDirection, now: Timestamp, into consumer: inout Consumer
+    ) {
+        guard slots[s][direction].acknowledgedBeyond != nil,
+              now.seconds(since: slots[s][direction].acknowledgedBeyondSince) >= limits.acknowledgedHoleTimeoutSeconds
+        else { return }
+        let id = slots[s].id
+        let step = slots[s][direction].giveUpAcknowledgedHole(at: now, id: id, direction: direction, into: &consumer)
+        account(gap: step.gap, released: step.released, slot: s)
+        if slots[s][direction].reachedFIN {
+            let ended = slots[s][direction].end(.fin, at: now, id: id, direction: direction, into: &consumer)
+            account(gap: ended.gap, released: ended.released, slot: s)
+            closeIfBothEnded(slot: s, at: now, into: &consumer)
+        }
+    }
 
     private mutating func account<Consumer: StreamConsumer>(_ change: HalfStreamChange, slot s: Int,
                                                             at time: Timestamp, into consumer: inout Consumer) {

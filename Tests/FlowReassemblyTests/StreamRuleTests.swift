@@ -287,3 +287,56 @@ struct AfterFINTests {
         #expect(consumer.endReason(id, .clientToServer) == .fin)
     }
 }
+
+@Suite("Reassembly: bytes the receiver acknowledged but the capture missed")
+struct AcknowledgedHoleTests {
+    let conversation = Conversation()
+
+    func serverData(_ offset: Int, _ text: String, at milliseconds: Int) -> Segment {
+        Segment(source: server, destination: client, sequence: conversation.serverISN &+ 1 &+ UInt32(offset),
+                ack: conversation.clientISN &+ 1, payload: Array(text.utf8), time: t(milliseconds))
+    }
+
+    func clientAck(_ offset: Int, at milliseconds: Int) -> Segment {
+        Segment(source: client, destination: server, sequence: conversation.clientISN &+ 1,
+                ack: conversation.serverISN &+ 1 &+ UInt32(offset), time: t(milliseconds))
+    }
+
+    @Test func acknowledgedHoleBecomesAGapAfterTheDelay() throws {
+        // Server bytes 4..<8 were lost by the capture; the client acknowledged all 12 at once.
+        let segments = conversation.handshake + [
+            serverData(0, "HTTP", at: 10), serverData(8, "/1.1", at: 11), clientAck(12, at: 12),
+            clientAck(12, at: 500),  // still within the delay: keep waiting
+        ]
+        let (waiting, _) = reassemble(segments, finish: false)
+        let id = try #require(waiting.connectionIDs.first)
+        #expect(waiting.pieces(id, .serverToClient) == [.bytes(Array("HTTP".utf8))])
+
+        let (consumer, reassembler) = reassemble(segments + [serverData(12, " 200", at: 1_100)], finish: false)
+        #expect(consumer.pieces(id, .serverToClient)
+                == [.bytes(Array("HTTP".utf8)), .gap(4), .bytes(Array("/1.1 200".utf8))])
+        #expect(reassembler.bufferedBytes == 0)
+        #expect(consumer.endReason(id, .serverToClient) == nil, "the stream goes on")
+    }
+
+    @Test func acknowledgedMissingTailIsAGapEvenWithoutLaterData() throws {
+        // The last 6 bytes never show up; the periodic sweep (driven by any packet) announces them.
+        let other = Conversation(client: Endpoint(address: .v4(0x0a00_0007), port: 50000))
+        let segments = conversation.handshake + [serverData(0, "HTTP", at: 10), clientAck(10, at: 12)]
+            + other.handshake.map { var segment = $0; segment.time = t(5_000); return segment }
+        let (consumer, _) = reassemble(segments, finish: false)
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.pieces(id, .serverToClient) == [.bytes(Array("HTTP".utf8)), .gap(6)])
+    }
+
+    @Test func reorderedDataWithinTheDelayIsNoGap() throws {
+        // An ACK seen before the data it covers (merged interfaces): the data still arrives in time.
+        let segments = conversation.handshake + [
+            clientAck(8, at: 10), serverData(4, "/1.1", at: 20), serverData(0, "HTTP", at: 30), clientAck(8, at: 2_000),
+        ]
+        let (consumer, reassembler) = reassemble(segments)
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.pieces(id, .serverToClient) == [.bytes(Array("HTTP/1.1".utf8))])
+        #expect(reassembler.statistics.gapBytes == 0)
+    }
+}
