@@ -111,6 +111,24 @@ struct CaptureFileTests {
         #expect(consumer.bytes(id, .clientToServer) != nil, "no gap in the request")
     }
 
+    /// Missing bytes per direction, counted independently from tshark's sequence numbers and lengths (the span
+    /// from SYN to FIN minus the bytes any captured segment covered).
+    @Test("Captures with drops: every missing byte is announced, and only those",
+          .enabled(if: publicFixtures != nil, "../shared/fixtures/public is absent"),
+          arguments: [("zeek_http_zero-length-bodies-with-drops.pcap", 2549, 542), ("zeek_http_entity_gap.pcap", 0, 1448)])
+    func dropsBecomeExactGaps(name: String, clientGap: Int, serverGap: Int) throws {
+        let (consumer, _) = try Self.reassemble(name)
+        let id = try #require(consumer.connectionIDs.first)
+        func gapTotal(_ direction: StreamDirection) -> Int {
+            consumer.pieces(id, direction).reduce(0) { total, piece in
+                if case .gap(let length) = piece { total + length } else { total }
+            }
+        }
+        #expect(gapTotal(.clientToServer) == clientGap)
+        #expect(gapTotal(.serverToClient) == serverGap)
+        #expect(consumer.contractViolations.isEmpty)
+    }
+
     static let allFixtures: [String] = {
         guard let folder = publicFixtures,
               let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
