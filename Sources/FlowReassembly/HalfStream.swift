@@ -18,7 +18,12 @@ struct HalfStreamChange {
     /// An overlap carried different bytes than the ones seen first.
     var conflict = false
     var outOfOrder = false
+    /// The segment lay further ahead than any window allows and was ignored.
+    var beyondWindow = false
 }
+
+/// The largest receive window TCP can advertise (65,535 scaled by 2^14): no valid byte lies further ahead.
+let maximumWindow = 1 << 30
 
 /// One direction of a connection: the next sequence number owed to the consumer and the buffered bytes beyond it.
 ///
@@ -87,6 +92,11 @@ struct HalfStream: Sendable {
         }
         let count = payload.count
         var offset = sequenceDistance(from: nextSequence, to: sequence)
+        if offset > maximumWindow {
+            // Further ahead than any TCP window (2^30 with scaling) can reach: not this stream's bytes.
+            change.beyondWindow = true
+            return change
+        }
         if count > 0 && offset > 0 {
             change.outOfOrder = true
             store(sequence: sequence, payload: payload, at: time, change: &change)

@@ -14,7 +14,8 @@ public struct ReassemblyStatistics: Sendable, Hashable {
     public var outOfOrderSegments = 0
     /// Overlaps whose bytes differed from the ones seen first (the first ones were kept).
     public var conflictingOverlaps = 0
-    /// Segments that started nothing and belonged to nothing (a stray ACK or RST), or came after a close.
+    /// Segments that started nothing and belonged to nothing (a stray ACK or RST), came after a close, or lay
+    /// further ahead than any TCP window reaches (2^30 bytes).
     public var ignoredSegments = 0
     /// Times a limit forced a hole to be given up or a connection to be evicted.
     public var limitHits = 0
@@ -373,6 +374,7 @@ public struct TCPReassembler: Sendable {
                                                             at time: Timestamp, into consumer: inout Consumer) {
         statistics.duplicateBytes += change.duplicate
         if change.outOfOrder { statistics.outOfOrderSegments += 1 }
+        if change.beyondWindow { statistics.ignoredSegments += 1 }
         if change.conflict {
             statistics.conflictingOverlaps += 1
             if !slots[s].warnedAboutConflict {

@@ -38,6 +38,15 @@ struct StreamRuleTests {
         #expect(consumer.pieces(id, .clientToServer) == [.bytes(Array("hello world".utf8))])
     }
 
+    @Test func segmentBeyondAnyWindowIsIgnored() throws {
+        let wild = clientData(1 << 30 + 5, "junk")
+        let (consumer, reassembler) = reassemble(conversation.handshake + [clientData(0, "GET"), wild,
+                                                                           clientData(3, " /")])
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.pieces(id, .clientToServer) == [.bytes(Array("GET /".utf8))])
+        #expect(reassembler.statistics.ignoredSegments == 1)
+    }
+
     // MARK: Mid-stream pickup
 
     @Test func midStreamPickupGuessesTheServerByLowerPort() throws {
