@@ -5,8 +5,8 @@ public struct ReassemblyLimits: Sendable, Hashable {
     /// Out-of-order bytes buffered for one connection (both directions together). Default 4 MiB: several full
     /// receive windows of a fast link, so ordinary reordering and retransmission never hit it.
     public var maxBufferedBytesPerConnection: Int
-    /// Out-of-order bytes buffered across all connections. Default 64 MiB, which keeps a capture of any size
-    /// well under the 100 MB peak-memory target.
+    /// Out-of-order bytes buffered across all connections. Default 32 MiB: even with array growth slack (up to
+    /// twice the counted bytes) and a full connection table, reassembly stays under the 100 MB peak-memory target.
     public var maxBufferedBytesTotal: Int
     /// Connections tracked at once, including recently closed ones kept to recognise late retransmissions.
     /// Default 65,536. At the limit the least recently active eighth are evicted (closed ones first).
@@ -20,7 +20,7 @@ public struct ReassemblyLimits: Sendable, Hashable {
     /// before the data it acknowledges (merged interfaces, re-sorted files). Default 1.
     public var acknowledgedHoleTimeoutSeconds: Double
 
-    public init(maxBufferedBytesPerConnection: Int = 4 << 20, maxBufferedBytesTotal: Int = 64 << 20,
+    public init(maxBufferedBytesPerConnection: Int = 4 << 20, maxBufferedBytesTotal: Int = 32 << 20,
                 maxConnections: Int = 65_536, idleTimeoutSeconds: Double = 300,
                 acknowledgedHoleTimeoutSeconds: Double = 1) {
         self.maxBufferedBytesPerConnection = max(1, maxBufferedBytesPerConnection)
