@@ -10,8 +10,8 @@ import Testing
 struct CaptureFileTests {
     static let publicFixtures = TestEnvironment.publicFixtures
 
-    static func reassemble(_ name: String) throws -> (RecordingConsumer, TCPReassembler) {
-        let folder = try #require(publicFixtures)
+    static func reassemble(_ name: String, in folder: URL? = publicFixtures) throws -> (RecordingConsumer, TCPReassembler) {
+        let folder = try #require(folder)
         let handle = try CaptureHandle.openOffline(folder.appendingPathComponent(name).path)
         let decoder = try PacketDecoder(linkType: handle.linkType)
         var reassembler = TCPReassembler()
@@ -144,5 +144,39 @@ struct CaptureFileTests {
         #expect(Set(consumer.closedIDs) == Set(consumer.connectionIDs), "finish closes everything")
         #expect(reassembler.connectionCount == 0)
         #expect(reassembler.bufferedBytes == 0)
+    }
+
+    // MARK: The project's own fixtures (Tests/Fixtures, made by Scripts/make-fixtures)
+
+    static func ownFixture(_ name: String) -> Bool {
+        FileManager.default.fileExists(atPath: TestEnvironment.fixtures.appendingPathComponent(name).path)
+    }
+
+    /// Each connection's two streams, keyed by client endpoint, from a reassembly.
+    static func streams(_ consumer: RecordingConsumer) -> [String: [[Piece]]] {
+        var result: [String: [[Piece]]] = [:]
+        for id in consumer.connectionIDs {
+            let key = consumer.opened[id].map { "\($0.client) -> \($0.server)" } ?? "?"
+            result[key] = [consumer.pieces(id, .clientToServer), consumer.pieces(id, .serverToClient)]
+        }
+        return result
+    }
+
+    @Test("Reordered and duplicated variants give exactly the streams of their source capture",
+          .enabled(if: ownFixture("http-reordered.pcap") && ownFixture("http-duplicated.pcap"),
+                   "Tests/Fixtures is absent (made by Scripts/make-fixtures)"),
+          arguments: [("http-reordered.pcap", "http-keepalive.pcap"), ("http-duplicated.pcap", "http-chunked-gzip.pcap")])
+    func derivedVariantMatchesItsSource(variant: String, source: String) throws {
+        let (original, _) = try Self.reassemble(source, in: TestEnvironment.fixtures)
+        let (derived, statistics) = try Self.reassemble(variant, in: TestEnvironment.fixtures)
+        #expect(derived.contractViolations.isEmpty)
+        #expect(!original.connectionIDs.isEmpty)
+        #expect(Self.streams(derived) == Self.streams(original))
+        #expect(statistics.statistics.gapBytes == 0)
+        #expect(statistics.statistics.outOfOrderSegments + statistics.statistics.duplicateBytes > 0,
+                "the variant really differs from its source")
+        for id in derived.connectionIDs {
+            #expect(derived.bytes(id, .clientToServer) != nil && derived.bytes(id, .serverToClient) != nil)
+        }
     }
 }
