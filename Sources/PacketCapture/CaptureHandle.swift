@@ -143,17 +143,21 @@ public final class CaptureHandle: @unchecked Sendable {
         // Classic pcap offsets are counted (exact, and works on pipes); asking stdio each packet would cost a
         // syscall. For pcapng the error reports where reading stopped.
         var countedOffset: Int64 = 24
+        // A local count (written back on exit) keeps class-property access checks out of the per-packet path.
+        var count = packetsRead
+        defer { packetsRead = count }
+        let limit = limit ?? Int.max
         while !stopRequested.load(ordering: .relaxed) {
-            if let limit, packetsRead >= limit { return }
+            if count >= limit { return }
             let status = pcap_next_ex(pcap, &header, &data)
             switch status {
             case 1:
                 guard let header, let data else { continue }
-                packetsRead += 1
+                count += 1
                 let caplen = Int(header.pointee.caplen)
                 countedOffset += 16 + Int64(caplen)
                 let packet = CapturedPacket(
-                    index: packetsRead,
+                    index: count,
                     timestamp: Timestamp(seconds: Int64(header.pointee.ts.tv_sec),
                                          nanoseconds: Int32(truncatingIfNeeded: header.pointee.ts.tv_usec)),
                     originalLength: Int(header.pointee.len),
@@ -167,7 +171,7 @@ public final class CaptureHandle: @unchecked Sendable {
                 let message = String(cString: pcap_geterr(pcap))
                 if isLive { throw CaptureError.liveFailed(interface: source, message: message) }
                 let offset = isClassicPcap ? countedOffset : fileBytesRead
-                throw CaptureError.readFailed(packetIndex: packetsRead + 1, byteOffset: offset, message: message)
+                throw CaptureError.readFailed(packetIndex: count + 1, byteOffset: offset, message: message)
             }
         }
     }

@@ -152,7 +152,8 @@ struct CaptureCommand: ParsableCommand {
             handle = try openLive(source.interface!)
         }
         if let filter = source.filter { try handle.setFilter(filter) }
-        let decoder = try PacketDecoder(linkType: handle.linkType)
+        // Writing copies frames unchanged, so any link type can be saved; printing needs a decoder.
+        let decoder = output.writeFile == nil ? try PacketDecoder(linkType: handle.linkType) : nil
         announce(handle)
 
         let session = SignalSession(handle: handle)

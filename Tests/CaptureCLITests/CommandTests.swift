@@ -167,6 +167,13 @@ struct CommandTests {
         #expect(result.status == 1)
         #expect(result.stderrText.contains("unsupported link type LINKTYPE_147 (147)"))
         #expect(result.stdoutText.isEmpty)
+        // Saving needs no decoding, so it still works and copies the packet unchanged.
+        let copy = temporaryPath(".pcap")
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        #expect(try capture(["-r", path, "-w", copy]).status == 0)
+        let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))
+        #expect(written.count == file.count)
+        #expect(Array(written.suffix(4)) == [1, 2, 3, 4])
     }
 
     @Test(.enabled(if: TestEnvironment.isRoot, "needs root: as a normal user the error is about permission"))
