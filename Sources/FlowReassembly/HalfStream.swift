@@ -51,6 +51,8 @@ struct HalfStream: Sendable {
 
     /// Where the stream started (ISN+1 after a SYN).
     var startSequence: UInt32 = 0
+    /// Bytes handed to the consumer as data.
+    var deliveredBytes = 0
 
     mutating func start(at sequence: UInt32) {
         phase = .open
@@ -112,6 +114,7 @@ struct HalfStream: Sendable {
                 }
                 if upTo > from {
                     consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: payload[from..<upTo]), at: time)
+                    deliveredBytes += upTo - from
                     nextSequence &+= UInt32(truncatingIfNeeded: upTo - from)
                 }
                 change.released += drain(at: time, id: id, direction: direction, into: &consumer)
@@ -270,6 +273,7 @@ struct HalfStream: Sendable {
             if skip < chunkCount {
                 pending[removed].bytes.withUnsafeBytes { bytes in
                     consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: bytes[skip...]), at: time)
+                    deliveredBytes += chunkCount - skip
                 }
                 nextSequence &+= UInt32(truncatingIfNeeded: chunkCount - skip)
             }

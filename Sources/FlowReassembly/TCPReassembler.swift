@@ -32,7 +32,20 @@ public struct ReassemblyStatistics: Sendable, Hashable {
 /// only data that arrives ahead of a hole is copied, and only up to `limits`.
 public struct TCPReassembler: Sendable {
     public let limits: ReassemblyLimits
-    public private(set) var statistics = ReassemblyStatistics()
+    private var counters = ReassemblyStatistics()
+    /// Bytes delivered by connections already forgotten.
+    private var retiredDeliveredBytes = 0
+
+    /// Counters over everything seen so far. Costs a walk over the tracked connections (for `bytesDelivered`),
+    /// so read it for reports, not per packet.
+    public var statistics: ReassemblyStatistics {
+        var result = counters
+        result.bytesDelivered = retiredDeliveredBytes
+        for s in table.values {
+            result.bytesDelivered += slots[s].toServer.deliveredBytes + slots[s].toClient.deliveredBytes
+        }
+        return result
+    }
     /// Out-of-order bytes buffered right now, over all connections.
     public private(set) var bufferedBytes = 0
 
@@ -77,7 +90,7 @@ public struct TCPReassembler: Sendable {
         flags: TCPFlags, payload: UnsafeRawBufferPointer, payloadLength: Int? = nil, at time: Timestamp,
         into consumer: inout Consumer
     ) {
-        statistics.segments += 1
+        counters.segments += 1
         if latestTime.map({ time > $0 }) ?? true { latestTime = time }
         if let check = nextIdleCheck, time >= check {
             expireIdle(now: time, into: &consumer)
@@ -99,7 +112,7 @@ public struct TCPReassembler: Sendable {
                     slot = nil
                 } else {
                     slots[existing].lastSeen = time
-                    statistics.ignoredSegments += 1
+                    counters.ignoredSegments += 1
                     return
                 }
             } else if isSYN && !isACK && !isRST {
@@ -125,7 +138,7 @@ public struct TCPReassembler: Sendable {
         if slot == nil {
             // Only a SYN or a segment with data starts tracking; a stray ACK, FIN or RST would only make noise.
             guard (isSYN || onWire > 0) && !isRST else {
-                statistics.ignoredSegments += 1
+                counters.ignoredSegments += 1
                 return
             }
             slot = openConnection(key: key, source: source, destination: destination, flags: flags, at: time,
@@ -165,7 +178,7 @@ public struct TCPReassembler: Sendable {
             }
             if flags.contains(.fin) && onWire == 0
                 && sequenceDistance(from: slots[s][direction].nextSequence, to: dataSequence) > 0 {
-                statistics.outOfOrderSegments += 1  // a FIN ahead of data still missing
+                counters.outOfOrderSegments += 1  // a FIN ahead of data still missing
             }
             let change = slots[s][direction].accept(
                 sequence: dataSequence, payload: payload, uncapturedTail: onWire - captured, at: time, id: id,
@@ -176,7 +189,7 @@ public struct TCPReassembler: Sendable {
                 account(gap: ended.gap, released: ended.released, slot: s)
             }
         } else if onWire > 0 {
-            statistics.duplicateBytes += onWire
+            counters.duplicateBytes += onWire
         }
 
         // What this segment acknowledges about the other direction.
@@ -295,8 +308,8 @@ public struct TCPReassembler: Sendable {
             slot = slots.count - 1
         }
         table[key] = slot
-        statistics.connectionsOpened += 1
-        statistics.peakConnections = max(statistics.peakConnections, table.count)
+        counters.connectionsOpened += 1
+        counters.peakConnections = max(counters.peakConnections, table.count)
         consumer.connectionOpened(id, client: connection.client, server: connection.server, at: time)
         if guessed {
             consumer.warning(id, "connection picked up mid-stream (no SYN seen); \(connection.server) taken as "
@@ -322,6 +335,7 @@ public struct TCPReassembler: Sendable {
     private mutating func remove(slot s: Int) {
         account(gap: 0, released: slots[s].bufferedBytes, slot: s)
         table.removeValue(forKey: slots[s].key)
+        retiredDeliveredBytes += slots[s].toServer.deliveredBytes + slots[s].toClient.deliveredBytes
         buffering.remove(s)
         slots[s].state = .free
         slots[s].toServer = HalfStream()
@@ -342,7 +356,7 @@ public struct TCPReassembler: Sendable {
         let count = max(1, limits.maxConnections / 8)
         for s in candidates.prefix(count) {
             if slots[s].state == .open {
-                statistics.limitHits += 1
+                counters.limitHits += 1
                 consumer.warning(slots[s].id, "connection limit (\(limits.maxConnections)) reached: "
                                  + "evicted this least recently active connection", at: time)
                 closeConnection(slot: s, reason: .evicted, at: time, into: &consumer)
@@ -372,11 +386,11 @@ public struct TCPReassembler: Sendable {
 
     private mutating func account<Consumer: StreamConsumer>(_ change: HalfStreamChange, slot s: Int,
                                                             at time: Timestamp, into consumer: inout Consumer) {
-        statistics.duplicateBytes += change.duplicate
-        if change.outOfOrder { statistics.outOfOrderSegments += 1 }
-        if change.beyondWindow { statistics.ignoredSegments += 1 }
+        counters.duplicateBytes += change.duplicate
+        if change.outOfOrder { counters.outOfOrderSegments += 1 }
+        if change.beyondWindow { counters.ignoredSegments += 1 }
         if change.conflict {
-            statistics.conflictingOverlaps += 1
+            counters.conflictingOverlaps += 1
             if !slots[s].warnedAboutConflict {
                 slots[s].warnedAboutConflict = true
                 consumer.warning(slots[s].id, "retransmitted bytes differ from the ones first seen; "
@@ -388,7 +402,7 @@ public struct TCPReassembler: Sendable {
     }
 
     private mutating func account(gap: Int, released: Int, slot s: Int) {
-        statistics.gapBytes += gap
+        counters.gapBytes += gap
         bufferedBytes -= released
         if slots[s].bufferedBytes > 0 { buffering.insert(s) } else { buffering.remove(s) }
     }
@@ -408,7 +422,7 @@ public struct TCPReassembler: Sendable {
             giveUpOldestHole(slot: oldest, limitDescription: "total buffer limit (\(limits.maxBufferedBytesTotal) "
                              + "bytes)", at: time, into: &consumer)
         }
-        statistics.peakBufferedBytes = max(statistics.peakBufferedBytes, bufferedBytes)
+        counters.peakBufferedBytes = max(counters.peakBufferedBytes, bufferedBytes)
     }
 
     private mutating func giveUpOldestHole<Consumer: StreamConsumer>(
@@ -425,7 +439,7 @@ public struct TCPReassembler: Sendable {
         }
         let id = slots[s].id
         let step = slots[s][direction].skipToBufferedData(at: time, id: id, direction: direction, into: &consumer)
-        statistics.limitHits += 1
+        counters.limitHits += 1
         account(gap: step.gap, released: step.released, slot: s)
         consumer.warning(id, "\(limitDescription) reached: gave up waiting for \(step.gap) missing bytes "
                          + "(\(direction.label))", at: time)
