@@ -122,7 +122,8 @@ struct HalfStream: Sendable {
             }
         }
         // Bytes cut by the snap length will never be seen; say so right away rather than stall the stream on them.
-        if uncapturedTail > 0 && sequenceDistance(from: nextSequence, to: sequence &+ UInt32(truncatingIfNeeded: count)) == 0 {
+        let capturedEnd = sequence &+ UInt32(truncatingIfNeeded: count)
+        if uncapturedTail > 0 && sequenceDistance(from: nextSequence, to: capturedEnd) == 0 {
             consumer.streamGap(id, direction, length: uncapturedTail, at: time)
             nextSequence &+= UInt32(truncatingIfNeeded: uncapturedTail)
             change.released += drain(at: time, id: id, direction: direction, into: &consumer)
@@ -344,7 +345,8 @@ struct HalfStream: Sendable {
     }
 }
 
-private func equalBytes(_ a: UnsafeRawBufferPointer, from aStart: Int, _ b: [UInt8], from bStart: Int, count: Int) -> Bool {
+private func equalBytes(_ a: UnsafeRawBufferPointer, from aStart: Int, _ b: [UInt8], from bStart: Int,
+                        count: Int) -> Bool {
     guard count > 0 else { return true }
     for i in 0..<count where a[aStart + i] != b[bStart + i] { return false }
     return true
