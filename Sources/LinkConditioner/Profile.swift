@@ -1,6 +1,6 @@
 /// What a profile does to one direction of traffic. A zero field leaves that property unchanged,
 /// as in Apple's Network Link Conditioner.
-public struct LinkSettings: Sendable, Equatable, Hashable {
+public struct LinkSettings: Sendable, Equatable, Hashable, Codable {
     /// Bandwidth in bits per second; 0 = unchanged.
     public var bitsPerSecond: UInt64
     /// One-way delay in microseconds; 0 = none added.
@@ -27,7 +27,7 @@ public struct LinkSettings: Sendable, Equatable, Hashable {
 }
 
 /// A named set of link conditions for both directions, plus an extra delay on DNS queries.
-public struct Profile: Sendable, Equatable {
+public struct Profile: Sendable, Equatable, Codable {
     public var name: String
     /// One line in words: what the profile stands for.
     public var summary: String
