@@ -172,8 +172,9 @@ public struct Conditioner: Sendable {
             throw ConditionerError.notRestorable(interface: interface.rawValue,
                                                  what: "a qdisc tree (\(foreign.kind) \(foreign.handle) with \(child.kind) \(child.handle) below it)")
         }
+        // tbf shows an internal class of its own; only htb's classes are configuration.
         let classes = try runner.run(["tc", "class", "show", "dev", interface.rawValue])
-        if classes.status == 0, !classes.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        if foreign.kind == "htb", classes.status == 0, !classes.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw ConditionerError.notRestorable(interface: interface.rawValue,
                                                  what: "a \(foreign.kind) root qdisc with classes")
         }

@@ -112,18 +112,23 @@ public enum NetworkNamespace {
     public static func currentID() -> String { id(of: "self") }
 
     static func id(of pid: String) -> String {
-        guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/net") else {
-            return "unknown"
-        }
+        var buffer = [CChar](repeating: 0, count: 256)
+        let count = readlink("/proc/\(pid)/ns/net", &buffer, buffer.count - 1)
+        guard count > 0 else { return "unknown" }
+        let link = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // "net:[4026531840]"
         return String(link.filter(\.isNumber))
     }
 
     /// Whether this process shares PID 1's network namespace, i.e. the machine's real interfaces,
-    /// where remote sessions such as SSH arrive.
+    /// where remote sessions such as SSH arrive. When PID 1's namespace cannot be read (some containers
+    /// deny it), a namespace named by `ip netns` counts as private, anything else as initial.
     public static func isInitialNamespace() -> Bool {
         let mine = id(of: "self")
         let initial = id(of: "1")
-        return initial == "" || mine == initial || initial == "unknown"
+        if initial != "unknown" && mine != "unknown" { return mine == initial }
+        let named = (try? ProcessRunner().run(["ip", "netns", "identify"]))?.stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        return named.isEmpty
     }
 }
