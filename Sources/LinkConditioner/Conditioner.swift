@@ -98,10 +98,10 @@ public struct Conditioner: Sendable {
     /// Applies `profile` to `interface`, or switches in place when a profile is already active there.
     /// Any failure part-way is rolled back to the state before.
     public func apply(_ profile: Profile, to interface: InterfaceName, options: ApplyOptions = ApplyOptions()) throws -> ApplyOutcome {
+        guard try interfaceExists(interface) else { throw ConditionerError.noSuchInterface(interface.rawValue) }
         if needsConfirmation(profile, on: interface) && options.duration == nil && !options.confirmed {
             throw ConditionerError.needsConfirmation(profile: profile.name, interface: interface.rawValue)
         }
-        guard try interfaceExists(interface) else { throw ConditionerError.noSuchInterface(interface.rawValue) }
         if profile.needsNetem && !kernel.netemAvailable() {
             throw ConditionerError.netemUnavailable(profile: profile.name, needs: Conditioner.netemNeeds(profile))
         }
