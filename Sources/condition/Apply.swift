@@ -37,6 +37,10 @@ struct Apply: ParsableCommand {
         let seconds = duration.flatMap(DurationParser.seconds)
         let (profile, device) = try report { (try profiles.catalog().profile(named: name), try interface.name) }
         let conditioner = Conditioner(logger: makeLogger())
+        if seconds != nil, conditioner.needsConfirmation(profile, on: device) {
+            FileHandle.standardError.write(Data(("condition: warning: \"\(profile.name)\" drops (nearly) every packet on \(device): "
+                + "remote sessions such as SSH over it are cut until it turns itself off in \(duration ?? "")\n").utf8))
+        }
         let outcome = try report {
             try conditioner.apply(profile, to: device,
                                   options: ApplyOptions(force: force, confirmed: yes, duration: seconds))
