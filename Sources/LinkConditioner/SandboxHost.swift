@@ -17,10 +17,10 @@ public struct SandboxHostFacts: Sendable, Equatable {
         self.namespaces = namespaces
     }
 
-    public static func current() throws -> SandboxHostFacts {
-        let routes4 = try jsonArray(["ip", "-j", "-4", "route", "show", "table", "main"])
-        let routes6 = try jsonArray(["ip", "-j", "-6", "route", "show", "default"])
-        let addresses = try jsonArray(["ip", "-j", "-4", "addr", "show"])
+    public static func current(runner: any CommandRunner = ProcessRunner()) throws -> SandboxHostFacts {
+        let routes4 = try jsonArray(runner, ["ip", "-j", "-4", "route", "show", "table", "main"])
+        let routes6 = try jsonArray(runner, ["ip", "-j", "-6", "route", "show", "default"])
+        let addresses = try jsonArray(runner, ["ip", "-j", "-4", "addr", "show"])
         var prefixes: [String] = []
         var defaultInterface: String?
         for route in routes4 {
@@ -34,15 +34,15 @@ public struct SandboxHostFacts: Sendable, Equatable {
                 }
             }
         }
-        let namespaces = try SandboxProcesses.run(["ip", "netns", "list"]).stdout
+        let namespaces = try runner.check(["ip", "netns", "list"]).stdout
             .split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
         return SandboxHostFacts(defaultInterface: defaultInterface,
                                 defaultIPv6Interface: routes6.first?["dev"] as? String,
                                 ipv4Prefixes: prefixes, namespaces: Set(namespaces))
     }
 
-    private static func jsonArray(_ argv: [String]) throws -> [[String: Any]] {
-        let output = try SandboxProcesses.run(argv).stdout
+    private static func jsonArray(_ runner: any CommandRunner, _ argv: [String]) throws -> [[String: Any]] {
+        let output = try runner.check(argv).stdout
         if output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return [] }
         return (try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [[String: Any]] ?? []
     }

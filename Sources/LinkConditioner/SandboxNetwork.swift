@@ -93,24 +93,25 @@ public struct SandboxNetworkPlan: Sendable, Equatable {
 /// Builds and removes sandboxes on this host.
 public enum SandboxLifecycle {
     /// Runs the setup plan and installs the resolver file; on any failure removes what was made and rethrows.
-    public static func create(_ plan: SandboxNetworkPlan, resolver: SandboxResolverConfiguration) throws {
+    public static func create(_ plan: SandboxNetworkPlan, resolver: SandboxResolverConfiguration,
+                              runner: any CommandRunner = ProcessRunner()) throws {
         do {
-            for command in plan.setupCommands { try SandboxProcesses.run(command) }
+            for command in plan.setupCommands { try runner.check(command) }
             let etc = plan.identity.etcDirectory
             try FileManager.default.createDirectory(atPath: etc, withIntermediateDirectories: true)
             try Data(resolver.contents.utf8).write(to: URL(fileURLWithPath: etc + "/resolv.conf"))
         } catch {
-            destroy(plan.identity, pids: [])
+            destroy(plan.identity, pids: [], runner: runner)
             throw error
         }
     }
 
     /// Stops `pids` and every process still inside the namespace, then removes the network objects and files.
     /// Safe to repeat.
-    public static func destroy(_ identity: SandboxIdentity, pids: [Int32]) {
-        terminate(pids + namespacePIDs(identity))
+    public static func destroy(_ identity: SandboxIdentity, pids: [Int32], runner: any CommandRunner = ProcessRunner()) {
+        terminate(pids + namespacePIDs(identity, runner: runner))
         for command in SandboxNetworkPlan.teardownCommands(for: identity) {
-            _ = try? SandboxProcesses.run(command, allowFailure: true)
+            _ = try? runner.run(command)
         }
         try? FileManager.default.removeItem(atPath: identity.etcDirectory)
         // Leave /etc/netns itself when others use it; remove it when we emptied it.
@@ -119,8 +120,8 @@ public enum SandboxLifecycle {
         }
     }
 
-    static func namespacePIDs(_ identity: SandboxIdentity) -> [Int32] {
-        guard let result = try? SandboxProcesses.run(["ip", "netns", "pids", identity.namespace], allowFailure: true),
+    static func namespacePIDs(_ identity: SandboxIdentity, runner: any CommandRunner) -> [Int32] {
+        guard let result = try? runner.run(["ip", "netns", "pids", identity.namespace]),
               result.status == 0 else { return [] }
         return result.stdout.split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
     }

@@ -55,35 +55,6 @@ public enum SandboxProcesses {
         return pid
     }
 
-    /// Runs `argv` to completion and returns its status and output. Throws when it exits non-zero,
-    /// unless `allowFailure`.
-    @discardableResult
-    public static func run(_ argv: [String], input: String? = nil, allowFailure: Bool = false) throws -> ProgramResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = argv
-        let out = Pipe(), err = Pipe(), inPipe = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
-        do { try process.run() } catch { throw SandboxError.spawnFailed(command: argv, errno: ENOENT) }
-        if let input {
-            try? inPipe.fileHandleForWriting.write(contentsOf: Data(input.utf8))
-            try? inPipe.fileHandleForWriting.close()
-        }
-        let errorReader = PipeReader(err.fileHandleForReading)
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = errorReader.finish()
-        process.waitUntilExit()
-        let result = ProgramResult(status: process.terminationStatus,
-                                   stdout: String(decoding: outData, as: UTF8.self),
-                                   stderr: String(decoding: errData, as: UTF8.self))
-        if result.status != 0 && !allowFailure {
-            throw SandboxError.commandFailed(command: argv, status: result.status, stderr: result.stderr)
-        }
-        return result
-    }
-
     /// Whether `pid` is alive and is still the process that started at `startTime` (guards against reuse).
     public static func isAlive(pid: pid_t, startTime: UInt64?) -> Bool {
         guard pid > 0 else { return false }
@@ -129,29 +100,5 @@ public enum SandboxProcesses {
         let signal = status & 0x7f
         if signal == 0 { return (status >> 8) & 0xff }
         return 128 + signal
-    }
-}
-
-public struct ProgramResult: Sendable {
-    public var status: Int32
-    public var stdout: String
-    public var stderr: String
-}
-
-/// Drains a pipe on another thread so a chatty child cannot block on a full stderr.
-private final class PipeReader: @unchecked Sendable {
-    private var data = Data()
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            data = handle.readDataToEndOfFile()
-            done.signal()
-        }
-    }
-
-    func finish() -> Data {
-        done.wait()
-        return data
     }
 }

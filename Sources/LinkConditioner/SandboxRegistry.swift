@@ -20,6 +20,8 @@ public struct SandboxRecord: Codable, Sendable, Equatable {
     /// The host interface traffic is masqueraded out of, if the host had a default route.
     public var uplinkInterface: String?
     public var uplinkIPv6Interface: String?
+    /// What is applied to the veth ends now (nil before the profile is applied).
+    public var conditions: SandboxConditions?
 
     public init(identity: SandboxIdentity, profile: String, command: [String], since: Date = Date(),
                 ownerPID: Int32, ownerStartTime: UInt64?, childPID: Int32? = nil, capturePIDs: [Int32] = [],

@@ -5,7 +5,6 @@ import Glibc
 
 /// What `condition run` asks for.
 public struct SandboxRunRequest: Sendable {
-    public var profileName: String
     public var command: [String]
     /// `capture` executable to spawn on the host interface for `--capture` / `--http`.
     public var captureExecutable: String?
@@ -14,9 +13,8 @@ public struct SandboxRunRequest: Sendable {
     /// The `condition` executable, re-run as `__sandbox-watchdog ID`.
     public var watchdogExecutable: String?
 
-    public init(profileName: String, command: [String], captureExecutable: String? = nil, captureFile: String? = nil,
+    public init(command: [String], captureExecutable: String? = nil, captureFile: String? = nil,
                 printHTTP: Bool = false, watchdogExecutable: String? = nil) {
-        self.profileName = profileName
         self.command = command
         self.captureExecutable = captureExecutable
         self.captureFile = captureFile
@@ -39,9 +37,9 @@ public struct SandboxSession {
         self.log = log
     }
 
-    /// Runs the request; `applyProfile` conditions the veth ends of the new sandbox (called before the command
-    /// starts, and any error from it aborts the run with everything removed). Returns the exit code to exit with.
-    public func run(_ request: SandboxRunRequest, applyProfile: (SandboxIdentity) throws -> Void) throws -> Int32 {
+    /// Runs the request with `profile` on the veth ends (applied before the command starts; an error aborts the
+    /// run with everything removed). Returns the exit code to exit with.
+    public func run(_ request: SandboxRunRequest, profile: Profile, runner: any CommandRunner = ProcessRunner()) throws -> Int32 {
         guard geteuid() == 0 else { throw SandboxError.notRoot }
         let relay = SandboxSignalRelay()
         try reapStale()
@@ -49,21 +47,21 @@ public struct SandboxSession {
         let forwarding = SandboxForwarding(registry: registry)
         let hostResolv = (try? String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)) ?? ""
         var record: SandboxRecord = try registry.withLock {
-            let facts = try SandboxHostFacts.current()
+            let facts = try SandboxHostFacts.current(runner: runner)
             let identity = try registry.allocateIdentity(hostPrefixes: facts.ipv4Prefixes,
                                                          existingNamespaces: facts.namespaces)
             let resolver = SandboxResolverConfiguration(hostResolvConf: hostResolv, hostAddress: identity.hostIPv4)
             let plan = SandboxNetworkPlan(identity: identity, uplinkInterface: facts.defaultInterface,
                                           uplinkIPv6Interface: facts.defaultIPv6Interface,
                                           loopbackResolver: resolver.loopbackResolver)
-            let record = SandboxRecord(identity: identity, profile: request.profileName, command: request.command,
+            let record = SandboxRecord(identity: identity, profile: profile.name, command: request.command,
                                        ownerPID: getpid(), ownerStartTime: SandboxProcesses.startTime(of: getpid()),
                                        uplinkInterface: facts.defaultInterface,
                                        uplinkIPv6Interface: facts.defaultIPv6Interface)
             // Recorded first, so a kill at any later point is reaped.
             try registry.save(record)
             do {
-                try SandboxLifecycle.create(plan, resolver: resolver)
+                try SandboxLifecycle.create(plan, resolver: resolver, runner: runner)
                 try forwarding.enable(ipv6: facts.defaultIPv6Interface != nil)
             } catch {
                 registry.remove(id: identity.id)
@@ -80,19 +78,20 @@ public struct SandboxSession {
                 _ = try? SandboxProcesses.spawn([watchdog, "__sandbox-watchdog", identity.id],
                                                 stdout: .null, stderr: .null, stdinNull: true, newSession: true)
             }
-            try applyProfile(identity)
+            try SandboxConditioning.apply(profile, to: identity, runner: runner)
+            record.conditions = SandboxConditions(profile)
             captures = try startCaptures(request, on: identity.hostInterface)
             record.capturePIDs = captures
             try registry.save(record)
-            log("sandbox \(identity.id): interface \(identity.hostInterface) (\(identity.hostIPv4) <-> "
-                + "\(identity.namespaceIPv4)), profile \(request.profileName); "
-                + "watch with: capture -i \(identity.hostInterface) --http")
+            log("sandbox \(identity.id): interface \(identity.hostInterface) (host \(identity.hostIPv4), "
+                + "sandbox \(identity.namespaceIPv4)), profile \(profile.name)")
+            log("watch it from another shell with: capture -i \(identity.hostInterface) --http")
             if relay.interrupted() {
                 teardown(record, captures: captures)
                 return 130
             }
             let child = try SandboxProcesses.spawn(commandLine(for: request.command, in: identity),
-                                                   environment: Self.userEnvironment())
+                                                   environment: Self.userEnvironment(identity: identity))
             record.childPID = child
             try? registry.save(record)
             let status = relay.waitForwarding(to: child)
@@ -118,8 +117,12 @@ public struct SandboxSession {
     }
 
     /// The caller's environment; under sudo, HOME/USER/LOGNAME/SHELL are those of the invoking user.
-    static func userEnvironment() -> [String: String] {
+    /// Plus TAPKIT_SANDBOX_ID / _INTERFACE / _HOST (the host end's address, where host loopback services are).
+    static func userEnvironment(identity: SandboxIdentity) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
+        environment["TAPKIT_SANDBOX_ID"] = identity.id
+        environment["TAPKIT_SANDBOX_INTERFACE"] = identity.hostInterface
+        environment["TAPKIT_SANDBOX_HOST"] = identity.hostIPv4
         guard let uidText = environment["SUDO_UID"], let uid = uid_t(uidText), uid != 0,
               let entry = getpwuid(uid) else { return environment }
         environment["HOME"] = String(cString: entry.pointee.pw_dir)

@@ -21,7 +21,7 @@ struct NLCPropertyListTests {
         let hotel = try #require(profiles.first { $0.name == "Flaky Hotel Wi-Fi" })
         #expect(hotel.downlink.packetLossRatio == 2.5)
         #expect(hotel.dnsDelay == 300)
-        #expect(hotel.excludeLoopback == false)
+        #expect(hotel.excludeLoopback)
     }
 
     @Test("export writes back exactly the dictionaries that were read")
