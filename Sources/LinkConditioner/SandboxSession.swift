@@ -78,14 +78,14 @@ public struct SandboxSession {
                 _ = try? SandboxProcesses.spawn([watchdog, "__sandbox-watchdog", identity.id],
                                                 stdout: .null, stderr: .null, stdinNull: true, newSession: true)
             }
+            log("sandbox \(identity.id): interface \(identity.hostInterface) (host \(identity.hostIPv4), "
+                + "sandbox \(identity.namespaceIPv4)), profile \(profile.name)")
+            log("watch it from another shell with: capture -i \(identity.hostInterface) --http")
             try SandboxConditioning.apply(profile, to: identity, runner: runner)
             record.conditions = SandboxConditions(profile)
             captures = try startCaptures(request, on: identity.hostInterface)
             record.capturePIDs = captures
             try registry.save(record)
-            log("sandbox \(identity.id): interface \(identity.hostInterface) (host \(identity.hostIPv4), "
-                + "sandbox \(identity.namespaceIPv4)), profile \(profile.name)")
-            log("watch it from another shell with: capture -i \(identity.hostInterface) --http")
             if relay.interrupted() {
                 teardown(record, captures: captures)
                 return 130
