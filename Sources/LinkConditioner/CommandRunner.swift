@@ -119,9 +119,13 @@ public final class RecordingRunner: CommandRunner {
     }
 
     private let state: Mutex<(commands: [[String]], responses: [Response])>
+    private let handler: (@Sendable ([String]) -> CommandResult?)?
 
-    public init(responses: [Response] = []) {
+    /// `handler`, when given, is asked first and may answer any command (a stateful fake); `nil` falls back
+    /// to the scripted responses.
+    public init(responses: [Response] = [], handler: (@Sendable ([String]) -> CommandResult?)? = nil) {
         state = Mutex((commands: [], responses: responses))
+        self.handler = handler
     }
 
     /// Every command run so far, in order.
@@ -135,8 +139,9 @@ public final class RecordingRunner: CommandRunner {
     }
 
     public func run(_ arguments: [String]) throws -> CommandResult {
-        state.withLock { state in
-            state.commands.append(arguments)
+        state.withLock { $0.commands.append(arguments) }
+        if let handler, let result = handler(arguments) { return result }
+        return state.withLock { state in
             let match = state.responses.first { arguments.starts(with: $0.prefix) }
             return match?.result ?? CommandResult()
         }

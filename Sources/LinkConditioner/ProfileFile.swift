@@ -139,10 +139,10 @@ public enum ProfileFile {
 }
 
 /// Just enough JSON to validate a profile with precise error messages.
-enum JSONValue: Decodable, Equatable {
+public enum JSONValue: Codable, Equatable, Sendable {
     case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
         else if let bool = try? container.decode(Bool.self) { self = .bool(bool) }
@@ -151,6 +151,26 @@ enum JSONValue: Decodable, Equatable {
         else if let array = try? container.decode([JSONValue].self) { self = .array(array) }
         else { self = .object(try container.decode([String: JSONValue].self)) }
     }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let b): try container.encode(b)
+        case .number(let n): try container.encode(n)
+        case .string(let s): try container.encode(s)
+        case .array(let a): try container.encode(a)
+        case .object(let o): try container.encode(o)
+        }
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let object) = self { return object[key] }
+        return nil
+    }
+
+    public var string: String? { if case .string(let s) = self { return s }; return nil }
+    public var number: Double? { if case .number(let n) = self { return n }; return nil }
 
     var kindName: String {
         switch self {

@@ -34,7 +34,7 @@ public enum TCUnits {
         trim(Double(microseconds) / 1000) + " ms"
     }
 
-    static func trim(_ value: Double) -> String {
+    public static func trim(_ value: Double) -> String {
         if value == value.rounded() { return String(Int64(value)) }
         var text = String(format: "%.3f", value)
         while text.hasSuffix("0") { text.removeLast() }
