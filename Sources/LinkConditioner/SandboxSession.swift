@@ -152,7 +152,7 @@ public struct SandboxSession {
             }
         }
         if request.printHTTP {
-            pids.append(try SandboxProcesses.spawn([capture, "-i", interface, "--http"], stdinNull: true,
+            pids.append(try SandboxProcesses.spawn([capture, "-i", interface, "--http", "-l"], stdinNull: true,
                                                    newProcessGroup: true))
             usleep(300_000)
         }

@@ -168,3 +168,21 @@ struct SandboxRunTests {
         #expect(SandboxRegistry.standard.records().filter { $0.profile == "Sandbox Delay" }.isEmpty)
     }
 }
+
+@Suite("condition run under sudo", .enabled(if: TestEnvironment.isRoot, "needs root: network namespaces"))
+struct SandboxSudoTests {
+    @Test("invoked via sudo, the command runs as the invoking user with that user's HOME")
+    func dropsToInvokingUser() throws {
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Sudo", 8000, 8000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["SUDO_UID"] = "65534"
+        environment["SUDO_GID"] = "65534"
+        let result = try run(SandboxHarness.condition, ["run", "Sandbox Sudo", "--profiles", profiles.path, "--",
+                                                        "sh", "-c", "id -u; id -g; echo $HOME"], environment: environment)
+        #expect(result.status == 0, "\(result.stderrText)")
+        let lines = result.stdoutText.split(separator: "\n").map(String.init)
+        let home = getpwuid(65534).map { String(cString: $0.pointee.pw_dir) }
+        #expect(lines == ["65534", "65534", home ?? "?"], "\(result.stdoutText)")
+    }
+}
