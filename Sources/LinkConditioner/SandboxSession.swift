@@ -97,6 +97,7 @@ public struct SandboxSession {
             let status = relay.waitForwarding(to: child)
             record.childPID = nil // reaped: its pid may be reused now
             teardown(record, captures: captures)
+            if let file = request.captureFile { Self.giveToInvokingUser(file) }
             return SandboxProcesses.exitCode(fromWaitStatus: status)
         } catch {
             teardown(record, captures: captures)
@@ -130,6 +131,14 @@ public struct SandboxSession {
         environment["LOGNAME"] = String(cString: entry.pointee.pw_name)
         environment["SHELL"] = String(cString: entry.pointee.pw_shell)
         return environment
+    }
+
+    /// Under sudo, the pcap belongs to the user who asked for it, not to root.
+    static func giveToInvokingUser(_ path: String) {
+        let environment = ProcessInfo.processInfo.environment
+        guard geteuid() == 0, let uid = environment["SUDO_UID"].flatMap(uid_t.init),
+              let gid = environment["SUDO_GID"].flatMap(gid_t.init), uid != 0 else { return }
+        _ = chown(path, uid, gid)
     }
 
     /// `capture` on the host end sees every packet the sandbox sends or receives, and nothing else.
