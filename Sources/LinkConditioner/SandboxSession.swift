@@ -45,7 +45,9 @@ public struct SandboxSession {
         try reapStale()
 
         let forwarding = SandboxForwarding(registry: registry)
-        let hostResolv = (try? String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)) ?? ""
+        // TAPKIT_RESOLV_CONF stands in for the host's file (tests, or a resolver setup kept elsewhere).
+        let resolvPath = ProcessInfo.processInfo.environment["TAPKIT_RESOLV_CONF"] ?? "/etc/resolv.conf"
+        let hostResolv = (try? String(contentsOfFile: resolvPath, encoding: .utf8)) ?? ""
         var record: SandboxRecord = try registry.withLock {
             let facts = try SandboxHostFacts.current(runner: runner)
             let identity = try registry.allocateIdentity(hostPrefixes: facts.ipv4Prefixes,
