@@ -110,6 +110,32 @@ struct SandboxRunTests {
         }
     }
 
+    @Test("uplink: what the sandbox sends is paced by the namespace end at the profile's uplink rate (within 10%)",
+          .enabled(if: TestEnvironment.hasProgram("iperf3"), "needs iperf3 (Scripts/setup --test)"))
+    func uplinkRate() throws {
+        let upKbit = 2000
+        let port = Int.random(in: 20_000...29_999)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", String(port)]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        usleep(500_000)
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Up", 50_000, upKbit)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        let result = try run(SandboxHarness.condition, ["run", "Sandbox Up", "--profiles", profiles.path, "--", "sh", "-c",
+                                                        "iperf3 -J -t 5 -c $TAPKIT_SANDBOX_HOST -p \(port)"])
+        #expect(result.status == 0, "\(result.stderrText)")
+        let report = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        let end = try #require(report["end"] as? [String: Any])
+        let received = try #require((end["sum_received"] as? [String: Any])?["bits_per_second"] as? Double)
+        let measured = received / 1000
+        print("sandbox uplink: \(Int(measured)) kbit/s measured for a \(upKbit) kbit/s profile")
+        #expect(abs(measured - Double(upKbit)) / Double(upKbit) <= 0.10, "\(measured) kbit/s vs \(upKbit)")
+    }
+
     @Test("SIGKILL of condition run: the watchdog removes the sandbox and stops its command")
     func killedConditionIsCleanedUp() throws {
         let profiles = try SandboxHarness.profileDirectory([("Sandbox Killed", 8000, 8000)])
