@@ -158,6 +158,28 @@ struct SandboxRunTests {
         #expect(!SandboxHarness.processExists(child), "the command in the sandbox was stopped")
     }
 
+    @Test("SIGKILL of condition run and of its watchdog: the next condition sandboxes reaps the sandbox")
+    func staleSandboxReaped() throws {
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Stale", 8000, 8000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        let run = try SandboxHarness.RunningCondition(["run", "Sandbox Stale", "--profiles", profiles.path,
+                                                       "--", "sleep", "60"])
+        let record = try #require(run.waitForRecord())
+        let watchdogs = SandboxHarness.processes(withCommandLine: ["__sandbox-watchdog", record.identity.id])
+        try #require(watchdogs.count == 1, "one watchdog runs for the sandbox")
+        watchdogs.forEach { kill($0, SIGKILL) }
+        kill(run.pid, SIGKILL)
+        run.process.waitUntilExit() // not finish(): sleep still holds the output pipes until it is reaped
+        usleep(500_000)
+        #expect(try SandboxHarness.leftovers(of: record.identity.id) != [], "nothing else removed it")
+
+        let listing = try TestSupport.run(SandboxHarness.condition, ["sandboxes"])
+        #expect(!listing.stdoutText.contains(record.identity.id), "\(listing.stdoutText)")
+        #expect(try SandboxHarness.leftovers(of: record.identity.id) == [])
+        #expect(!SandboxHarness.processExists(try #require(record.childPID)))
+        _ = run.finish(timeout: 5)
+    }
+
     @Test("SIGINT to condition run is forwarded to the command; its status comes back; nothing is left")
     func interruptIsForwardedAndCleansUp() throws {
         let profiles = try SandboxHarness.profileDirectory([("Sandbox Interrupted", 8000, 8000)])
