@@ -1,0 +1,318 @@
+import Foundation
+import Logging
+
+/// Options for `apply`.
+public struct ApplyOptions: Sendable {
+    /// Replace a foreign root or ingress qdisc (recorded and restored by `off`).
+    public var force: Bool = false
+    /// Accept a profile that cuts remote sessions on a non-private interface.
+    public var confirmed: Bool = false
+    /// Turn the profile off after this long (the caller arranges the watchdog).
+    public var duration: TimeInterval?
+
+    public init(force: Bool = false, confirmed: Bool = false, duration: TimeInterval? = nil) {
+        self.force = force
+        self.confirmed = confirmed
+        self.duration = duration
+    }
+}
+
+/// What `apply` did.
+public struct ApplyOutcome: Sendable {
+    public enum Kind: Sendable, Equatable { case applied, switched }
+    public var kind: Kind
+    public var state: ConditionState
+    /// The commands that changed something, in order.
+    public var commands: [[String]]
+}
+
+/// What `status` reports for one interface.
+public struct InterfaceStatus: Sendable, Codable {
+    public var interface: String
+    public var ifb: String
+    public var profile: String
+    public var since: Date
+    public var expiresAt: Date?
+    public var secondsLeft: Double?
+    public var replacedRoot: String?
+    public var uplink: DirectionCounters?
+    public var downlink: DirectionCounters?
+    public var problem: String?
+}
+
+/// Applies, switches and removes profiles on interfaces, keeping a record so it can always undo.
+public struct Conditioner: Sendable {
+    public let runner: any CommandRunner
+    public let store: StateStore
+    public let kernel: any KernelSupport
+    /// Whether the interfaces are in the machine's initial network namespace (where SSH arrives).
+    public let inInitialNamespace: Bool
+    let logger: Logger
+
+    public init(runner: any CommandRunner = ProcessRunner(), store: StateStore = StateStore(),
+                kernel: (any KernelSupport)? = nil, inInitialNamespace: Bool = NetworkNamespace.isInitialNamespace(),
+                logger: Logger = Logger(label: "tapkit.condition")) {
+        self.runner = runner
+        self.store = store
+        self.kernel = kernel ?? LiveKernelSupport(runner: runner)
+        self.inInitialNamespace = inInitialNamespace
+        self.logger = logger
+    }
+
+    // MARK: - Inspection
+
+    public func qdiscs(_ device: InterfaceName, statistics: Bool = false) throws -> InterfaceQdiscs {
+        let arguments = ["tc"] + (statistics ? ["-s"] : []) + ["-j", "qdisc", "show", "dev", device.rawValue]
+        let result = try runner.run(arguments)
+        guard result.status == 0 else {
+            if result.stderr.contains("Cannot find device") { throw ConditionerError.noSuchInterface(device.rawValue) }
+            throw CommandFailedError(arguments: arguments, status: result.status, stderr: result.stderr)
+        }
+        return try InterfaceQdiscs(json: result.stdout, device: device.rawValue)
+    }
+
+    public func interfaceExists(_ device: InterfaceName) throws -> Bool {
+        try runner.run(["ip", "link", "show", "dev", device.rawValue]).status == 0
+    }
+
+    /// Whether the ingress on `interface` is ours: it redirects to our ifb.
+    func ingressIsOurs(_ interface: InterfaceName) throws -> Bool {
+        let result = try runner.run(["tc", "-j", "filter", "show", "dev", interface.rawValue, "parent", ReservedHandles.ingress])
+        return result.status == 0 && result.stdout.contains("\"to_dev\":\"\(interface.ifbName.rawValue)\"")
+    }
+
+    /// Whether TapKit qdiscs or its ifb are on the interface.
+    func hasLeftovers(_ interface: InterfaceName, current: InterfaceQdiscs) throws -> Bool {
+        if current.hasOurRoot { return true }
+        if current.ingress != nil, try ingressIsOurs(interface) { return true }
+        return try interfaceExists(interface.ifbName)
+    }
+
+    /// Whether a profile may be applied here without --for or --yes.
+    public func needsConfirmation(_ profile: Profile, on interface: InterfaceName) -> Bool {
+        profile.cutsRemoteSessions && inInitialNamespace && interface.rawValue != "lo"
+    }
+
+    // MARK: - Apply
+
+    /// Applies `profile` to `interface`, or switches in place when a profile is already active there.
+    /// Any failure part-way is rolled back to the state before.
+    public func apply(_ profile: Profile, to interface: InterfaceName, options: ApplyOptions = ApplyOptions()) throws -> ApplyOutcome {
+        guard try interfaceExists(interface) else { throw ConditionerError.noSuchInterface(interface.rawValue) }
+        if needsConfirmation(profile, on: interface) && options.duration == nil && !options.confirmed {
+            throw ConditionerError.needsConfirmation(profile: profile.name, interface: interface.rawValue)
+        }
+        if profile.needsNetem && !kernel.netemAvailable() {
+            throw ConditionerError.netemUnavailable(profile: profile.name, needs: Conditioner.netemNeeds(profile))
+        }
+        return try store.withLock(interface) {
+            let current = try qdiscs(interface)
+            if let state = try store.load(interface) {
+                if state.complete, current.ingress != nil, try interfaceExists(state.ifb) {
+                    return try switchProfile(from: state, to: profile, interface: interface, current: current, options: options)
+                }
+                // A record without its tree (an interrupted apply, or someone removed it): clean up first.
+                logger.warning("cleaning up an incomplete earlier apply on \(interface)")
+                try removeEverything(interface: interface, state: state)
+            } else if try hasLeftovers(interface, current: current) {
+                logger.warning("removing TapKit qdiscs left on \(interface) without a record")
+                try removeEverything(interface: interface, state: nil)
+            }
+            return try freshApply(profile, interface: interface, options: options)
+        }
+    }
+
+    public static func netemNeeds(_ profile: Profile) -> String {
+        var needs: [String] = []
+        if profile.downlink.delayMicroseconds > 0 || profile.uplink.delayMicroseconds > 0 { needs.append("delay") }
+        if profile.downlink.jitterMicroseconds > 0 || profile.uplink.jitterMicroseconds > 0 { needs.append("jitter") }
+        if profile.downlink.lossPercent > 0 || profile.uplink.lossPercent > 0 { needs.append("packet loss") }
+        if profile.dnsDelayMicroseconds > 0 { needs.append("DNS delay") }
+        return needs.joined(separator: ", ")
+    }
+
+    private func freshApply(_ profile: Profile, interface: InterfaceName, options: ApplyOptions) throws -> ApplyOutcome {
+        let current = try qdiscs(interface)
+        var state = ConditionState(interface: interface, profile: profile, expiresAt: options.duration.map { Date().addingTimeInterval($0) })
+        let needsRoot = PlanBuilder.uplinkSpec(profile).needsTree
+        var replaceRoot = false
+        if needsRoot, let foreign = current.foreignRoot {
+            guard options.force else {
+                throw ConditionerError.foreignRootQdisc(interface: interface.rawValue, kind: foreign.kind, handle: foreign.handle)
+            }
+            state.replacedRoot = try record(foreign, current: current, interface: interface)
+            replaceRoot = true
+        }
+        if current.ingress != nil {
+            guard options.force else { throw ConditionerError.foreignIngress(interface: interface.rawValue) }
+            state.replacedIngress = true
+        }
+        // Written before the first change, so a crash part-way still leaves what off needs.
+        try store.save(state)
+        let plan = PlanBuilder.applyPlan(profile: profile, interface: interface,
+                                         replaceRoot: replaceRoot, replaceIngress: state.replacedIngress)
+        do {
+            for command in plan { try runner.check(command) }
+        } catch {
+            let problems = rollBack(interface: interface, state: state)
+            throw ConditionerError.applyFailed(cause: "\(error)", rollbackProblems: problems)
+        }
+        state.complete = true
+        try store.save(state)
+        return ApplyOutcome(kind: .applied, state: state, commands: plan)
+    }
+
+    private func record(_ foreign: QdiscInfo, current: InterfaceQdiscs, interface: InterfaceName) throws -> RecordedQdisc {
+        let recorded = RecordedQdisc(foreign)
+        if recorded.restoreArguments() == nil {
+            throw ConditionerError.notRestorable(interface: interface.rawValue,
+                                                 what: "a \(foreign.kind) root qdisc whose settings tc does not print in full")
+        }
+        if let child = current.children.first {
+            throw ConditionerError.notRestorable(interface: interface.rawValue,
+                                                 what: "a qdisc tree (\(foreign.kind) \(foreign.handle) with \(child.kind) \(child.handle) below it)")
+        }
+        // tbf shows an internal class of its own; only htb's classes are configuration.
+        let classes = try runner.run(["tc", "class", "show", "dev", interface.rawValue])
+        if foreign.kind == "htb", classes.status == 0, !classes.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw ConditionerError.notRestorable(interface: interface.rawValue,
+                                                 what: "a \(foreign.kind) root qdisc with classes")
+        }
+        return recorded
+    }
+
+    private func switchProfile(from old: ConditionState, to profile: Profile, interface: InterfaceName,
+                               current: InterfaceQdiscs, options: ApplyOptions) throws -> ApplyOutcome {
+        var state = old
+        state.profile = profile
+        state.since = Date()
+        state.token = UUID().uuidString
+        state.expiresAt = options.duration.map { Date().addingTimeInterval($0) }
+        let oldUplink = PlanBuilder.uplinkSpec(old.profile), newUplink = PlanBuilder.uplinkSpec(profile)
+        var plan: [[String]] = []
+        var restoreAfter: [[String]] = []
+        if !oldUplink.needsTree && newUplink.needsTree, let foreign = current.foreignRoot {
+            guard options.force else {
+                throw ConditionerError.foreignRootQdisc(interface: interface.rawValue, kind: foreign.kind, handle: foreign.handle)
+            }
+            state.replacedRoot = try record(foreign, current: current, interface: interface)
+            plan += PlanBuilder.egressTree(device: interface, spec: newUplink, replaceRoot: true)
+        } else {
+            plan += PlanBuilder.switchEgress(device: interface, from: oldUplink, to: newUplink)
+            if oldUplink.needsTree && !newUplink.needsTree, let recorded = state.replacedRoot,
+               let restore = recorded.restoreCommand(interface: interface) {
+                restoreAfter.append(restore)
+                state.replacedRoot = nil
+            }
+        }
+        plan += PlanBuilder.switchEgress(device: interface.ifbName, from: PlanBuilder.downlinkSpec(old.profile),
+                                         to: PlanBuilder.downlinkSpec(profile))
+        plan += restoreAfter
+        do {
+            for command in plan { try runner.check(command) }
+        } catch {
+            // Back to the old profile: take everything down and apply it afresh.
+            var problems = rollBack(interface: interface, state: old)
+            if problems.isEmpty {
+                do {
+                    _ = try freshApply(old.profile, interface: interface,
+                                       options: ApplyOptions(force: old.replacedRoot != nil, confirmed: true))
+                    var restored = try store.load(interface) ?? old
+                    restored.replacedRoot = old.replacedRoot
+                    restored.since = old.since
+                    restored.expiresAt = old.expiresAt
+                    restored.token = old.token
+                    try store.save(restored)
+                } catch {
+                    problems.append("re-applying \"\(old.profile.name)\" failed: \(error)")
+                }
+            }
+            throw ConditionerError.applyFailed(cause: "\(error)", rollbackProblems: problems)
+        }
+        state.complete = true
+        try store.save(state)
+        return ApplyOutcome(kind: .switched, state: state, commands: plan)
+    }
+
+    // MARK: - Off
+
+    /// Removes the profile on `interface` and restores what was there before.
+    /// With `token`, does nothing unless the active profile is the one that token belongs to (the watchdog).
+    /// Returns the profile that was turned off, or nil when none was active.
+    @discardableResult
+    public func off(_ interface: InterfaceName, token: String? = nil) throws -> Profile? {
+        try store.withLock(interface) {
+            let state = try store.load(interface)
+            if let token, state?.token != token { return nil }
+            if state == nil {
+                guard try interfaceExists(interface) else {
+                    if try interfaceExists(interface.ifbName) { try runner.check(["ip", "link", "del", "dev", interface.ifbName.rawValue]) }
+                    return nil
+                }
+                guard try hasLeftovers(interface, current: try qdiscs(interface)) else { return nil }
+            }
+            try removeEverything(interface: interface, state: state)
+            return state?.profile ?? Profile(name: "(unrecorded TapKit qdiscs)")
+        }
+    }
+
+    /// Takes down whatever of ours is on the interface and restores what --force replaced; throws if anything stays.
+    private func removeEverything(interface: InterfaceName, state: ConditionState?) throws {
+        let problems = rollBack(interface: interface, state: state)
+        if !problems.isEmpty {
+            throw ConditionerError.unexpectedOutput("could not fully restore \(interface): \(problems.joined(separator: "; "))")
+        }
+    }
+
+    /// Best effort back to the state before `state` was applied: remove our ingress, root and ifb, put back
+    /// what --force replaced, drop the record. Returns what could not be done.
+    func rollBack(interface: InterfaceName, state: ConditionState?) -> [String] {
+        var problems: [String] = []
+        func attempt(_ command: [String]) {
+            do { try runner.check(command) } catch { problems.append("\(error)") }
+        }
+        let interfacePresent = (try? interfaceExists(interface)) ?? false
+        if interfacePresent, let current = try? qdiscs(interface) {
+            let ingressOurs = current.ingress != nil && (state != nil || ((try? ingressIsOurs(interface)) ?? false))
+            if ingressOurs { attempt(["tc", "qdisc", "del", "dev", interface.rawValue, "ingress"]) }
+            if current.hasOurRoot { attempt(["tc", "qdisc", "del", "dev", interface.rawValue, "root"]) }
+            if let recorded = state?.replacedRoot {
+                let now = (try? qdiscs(interface)) ?? current
+                if now.foreignRoot == nil, let restore = recorded.restoreCommand(interface: interface) {
+                    attempt(restore)
+                }
+            }
+            if state?.replacedIngress == true, ((try? qdiscs(interface))?.ingress) == nil {
+                attempt(["tc", "qdisc", "add", "dev", interface.rawValue, "handle", ReservedHandles.ingress, "ingress"])
+            }
+        }
+        if (try? interfaceExists(interface.ifbName)) == true {
+            attempt(["ip", "link", "del", "dev", interface.ifbName.rawValue])
+        }
+        if problems.isEmpty { store.remove(interface) }
+        return problems
+    }
+
+    // MARK: - Status
+
+    /// Every active profile in this network namespace with live counters.
+    public func status() -> [InterfaceStatus] {
+        store.all().map { state in
+            var status = InterfaceStatus(interface: state.interface.rawValue, ifb: state.ifb.rawValue,
+                                         profile: state.profile.name, since: state.since, expiresAt: state.expiresAt,
+                                         secondsLeft: state.expiresAt.map { max(0, $0.timeIntervalSinceNow) },
+                                         replacedRoot: state.replacedRoot.map { "\($0.kind) \($0.handle)" })
+            if !state.complete { status.problem = "an apply was interrupted; run `condition off -i \(state.interface)`" }
+            do {
+                let up = try qdiscs(state.interface, statistics: true)
+                if up.hasOurRoot { status.uplink = DirectionCounters(qdiscs: up) }
+                let down = try qdiscs(state.ifb, statistics: true)
+                if down.hasOurRoot { status.downlink = DirectionCounters(qdiscs: down) }
+                if up.ingress == nil { status.problem = "the ingress redirect is missing; run `condition off -i \(state.interface)`" }
+            } catch {
+                status.problem = "\(error)"
+            }
+            return status
+        }
+    }
+}

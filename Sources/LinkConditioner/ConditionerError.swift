@@ -1,0 +1,46 @@
+/// Why the conditioner refused or failed; each message says what to do next.
+public enum ConditionerError: Error, CustomStringConvertible {
+    case unexpectedOutput(String)
+    case noSuchInterface(String)
+    case netemUnavailable(profile: String, needs: String)
+    case foreignRootQdisc(interface: String, kind: String, handle: String)
+    case foreignIngress(interface: String)
+    case notRestorable(interface: String, what: String)
+    case needsConfirmation(profile: String, interface: String)
+    case applyFailed(cause: String, rollbackProblems: [String])
+    case notActive(interface: String)
+
+    public var description: String {
+        switch self {
+        case .unexpectedOutput(let text):
+            return text
+        case .noSuchInterface(let name):
+            return "no interface \"\(name)\" in this network namespace (list them with `ip link`)"
+        case .netemUnavailable(let profile, let needs):
+            return "profile \"\(profile)\" needs \(needs), which needs the netem qdisc (sch_netem), and this kernel "
+                + "does not have it; nothing was changed. Run `condition doctor` for how to get it, or use a "
+                + "bandwidth-only profile (those work with htb alone)."
+        case .foreignRootQdisc(let interface, let kind, let handle):
+            return "\(interface) already has a root qdisc that TapKit did not create (\(kind) \(handle)); nothing was "
+                + "changed. Use --force to replace it: it is recorded and put back by `condition off -i \(interface)`."
+        case .foreignIngress(let interface):
+            return "\(interface) already has an ingress qdisc that TapKit did not create; nothing was changed. Use --force "
+                + "to replace it (`condition off` puts an empty ingress qdisc back; its filters are not restored)."
+        case .notRestorable(let interface, let what):
+            return "\(interface) has \(what), which TapKit cannot record well enough to restore; nothing was changed. "
+                + "Save and remove it yourself (`tc qdisc show dev \(interface)`), then apply again."
+        case .needsConfirmation(let profile, let interface):
+            return "profile \"\(profile)\" drops (nearly) every packet on \(interface), which is not in a private network "
+                + "namespace: remote sessions such as SSH over it will be cut. Add --for DURATION so it turns itself "
+                + "off, or --yes if you are sure."
+        case .applyFailed(let cause, let problems):
+            if problems.isEmpty {
+                return "\(cause); rolled back to the state before"
+            }
+            return "\(cause); rolling back also failed: \(problems.joined(separator: "; ")). "
+                + "Inspect with `tc qdisc show` and `ip link`, and run `condition off` for the interface."
+        case .notActive(let interface):
+            return "no profile is active on \(interface)"
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// LinkConditioner: see ../shared/GUIDE.md for this layer's role.

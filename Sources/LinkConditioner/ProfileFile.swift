@@ -1,0 +1,196 @@
+import Foundation
+
+/// A profile file could not be used: says which file, which field, and the form expected.
+public struct ProfileFileError: Error, CustomStringConvertible, Equatable {
+    public var file: String
+    public var field: String?
+    public var problem: String
+
+    public init(file: String, field: String?, problem: String) {
+        self.file = file
+        self.field = field
+        self.problem = problem
+    }
+
+    public var description: String {
+        if let field { return "\(file): field \"\(field)\": \(problem)" }
+        return "\(file): \(problem)"
+    }
+}
+
+/// Reads and validates the JSON profile format:
+/// ```json
+/// { "name": "3G", "description": "...", "approximate": false,
+///   "downlink": { "bandwidthKbit": 780, "delayMs": 100, "jitterMs": 0, "lossPercent": 0 },
+///   "uplink":   { "bandwidthKbit": 330, "delayMs": 100 },
+///   "dnsDelayMs": 0 }
+/// ```
+/// Units are in the field names so a number can never be read in the wrong unit.
+public enum ProfileFile {
+    public static let topLevelFields = ["name", "description", "approximate", "downlink", "uplink", "dnsDelayMs"]
+    public static let directionFields = ["bandwidthKbit", "delayMs", "jitterMs", "lossPercent"]
+
+    /// Largest accepted bandwidth: 100 Gbit/s.
+    public static let maximumKbit: Double = 100_000_000
+    /// Largest accepted delay or jitter: one minute.
+    public static let maximumMilliseconds: Double = 60_000
+
+    public static func load(contentsOf url: URL) throws -> Profile {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ProfileFileError(file: url.path, field: nil, problem: "cannot be read (\(error.localizedDescription))")
+        }
+        return try parse(data, file: url.path)
+    }
+
+    public static func parse(_ data: Data, file: String) throws -> Profile {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw ProfileFileError(file: file, field: nil,
+                                   problem: "is not valid JSON; expected an object like {\"name\": \"My Profile\", \"downlink\": {\"bandwidthKbit\": 1000}}")
+        }
+        guard case .object(let object) = root else {
+            throw ProfileFileError(file: file, field: nil, problem: "expected a JSON object at the top level, got \(root.kindName)")
+        }
+        try rejectUnknown(object, allowed: topLevelFields, prefix: "", file: file)
+
+        guard let nameValue = object["name"] else {
+            throw ProfileFileError(file: file, field: "name", problem: "is missing; expected a non-empty string such as \"Slow Net\"")
+        }
+        guard case .string(let name) = nameValue,
+              !name.trimmingCharacters(in: .whitespaces).isEmpty,
+              !Profile.lookupKey(name).isEmpty, name.count <= 64,
+              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ProfileFileError(file: file, field: "name",
+                                   problem: "expected a non-empty string of at most 64 characters with at least one letter or digit, got \(nameValue.shortDescription)")
+        }
+        var summary = ""
+        if let value = object["description"] {
+            guard case .string(let text) = value else {
+                throw ProfileFileError(file: file, field: "description", problem: "expected a string, got \(value.shortDescription)")
+            }
+            summary = text
+        }
+        var approximate = false
+        if let value = object["approximate"] {
+            guard case .bool(let flag) = value else {
+                throw ProfileFileError(file: file, field: "approximate", problem: "expected true or false, got \(value.shortDescription)")
+            }
+            approximate = flag
+        }
+        let downlink = try direction(object["downlink"], name: "downlink", file: file)
+        let uplink = try direction(object["uplink"], name: "uplink", file: file)
+        let dnsDelay = try milliseconds(object["dnsDelayMs"], field: "dnsDelayMs", file: file)
+        return Profile(name: name, summary: summary, isApproximate: approximate,
+                       downlink: downlink, uplink: uplink, dnsDelayMicroseconds: dnsDelay, source: file)
+    }
+
+    private static func direction(_ value: JSONValue?, name: String, file: String) throws -> LinkSettings {
+        guard let value, value != .null else { return .unchanged }
+        guard case .object(let object) = value else {
+            throw ProfileFileError(file: file, field: name,
+                                   problem: "expected an object with any of \(directionFields.joined(separator: ", ")), got \(value.shortDescription)")
+        }
+        try rejectUnknown(object, allowed: directionFields, prefix: name + ".", file: file)
+        var settings = LinkSettings()
+        if let kbit = try number(object["bandwidthKbit"], field: "\(name).bandwidthKbit", file: file,
+                                 range: 0...maximumKbit,
+                                 expected: "a number of kilobits per second (1000 = 1 Mbit/s) from 0 to 100000000; 0 or absent leaves bandwidth unchanged") {
+            if kbit > 0 && kbit < 1 {
+                throw ProfileFileError(file: file, field: "\(name).bandwidthKbit",
+                                       problem: "expected at least 1 kilobit per second (or 0 for unchanged), got \(kbit)")
+            }
+            settings.bitsPerSecond = UInt64((kbit * 1000).rounded())
+        }
+        settings.delayMicroseconds = try milliseconds(object["delayMs"], field: "\(name).delayMs", file: file)
+        settings.jitterMicroseconds = try milliseconds(object["jitterMs"], field: "\(name).jitterMs", file: file)
+        if let loss = try number(object["lossPercent"], field: "\(name).lossPercent", file: file, range: 0...100,
+                                 expected: "a percentage from 0 to 100 (90 = nine packets in ten dropped)") {
+            settings.lossPercent = loss
+        }
+        return settings
+    }
+
+    private static func milliseconds(_ value: JSONValue?, field: String, file: String) throws -> UInt64 {
+        guard let ms = try number(value, field: field, file: file, range: 0...maximumMilliseconds,
+                                  expected: "a number of milliseconds from 0 to 60000") else { return 0 }
+        return UInt64((ms * 1000).rounded())
+    }
+
+    private static func number(_ value: JSONValue?, field: String, file: String,
+                               range: ClosedRange<Double>, expected: String) throws -> Double? {
+        guard let value, value != .null else { return nil }
+        guard case .number(let number) = value, number.isFinite, range.contains(number) else {
+            throw ProfileFileError(file: file, field: field, problem: "expected \(expected), got \(value.shortDescription)")
+        }
+        return number
+    }
+
+    private static func rejectUnknown(_ object: [String: JSONValue], allowed: [String], prefix: String, file: String) throws {
+        for key in object.keys.sorted() where !allowed.contains(key) {
+            throw ProfileFileError(file: file, field: prefix + key,
+                                   problem: "is not a known field; expected one of \(allowed.joined(separator: ", "))")
+        }
+    }
+}
+
+/// Just enough JSON to validate a profile with precise error messages.
+public enum JSONValue: Codable, Equatable, Sendable {
+    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let bool = try? container.decode(Bool.self) { self = .bool(bool) }
+        else if let number = try? container.decode(Double.self) { self = .number(number) }
+        else if let string = try? container.decode(String.self) { self = .string(string) }
+        else if let array = try? container.decode([JSONValue].self) { self = .array(array) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let b): try container.encode(b)
+        case .number(let n): try container.encode(n)
+        case .string(let s): try container.encode(s)
+        case .array(let a): try container.encode(a)
+        case .object(let o): try container.encode(o)
+        }
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let object) = self { return object[key] }
+        return nil
+    }
+
+    public var string: String? { if case .string(let s) = self { return s }; return nil }
+    public var number: Double? { if case .number(let n) = self { return n }; return nil }
+
+    var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    var shortDescription: String {
+        switch self {
+        case .null: "null"
+        case .bool(let b): String(b)
+        case .number(let n): n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
+        case .string(let s): "\"\(s.count > 40 ? String(s.prefix(40)) + "..." : s)\""
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}

@@ -1,0 +1,27 @@
+/// The handles TapKit gives its own qdiscs and classes, so it can tell them from anyone else's.
+/// Major 0x7ac0..0x7ac2 ("7ac" for TapKit Conditioner) is not something tc or a distribution picks by default.
+public enum ReservedHandles {
+    /// The htb root of a conditioned egress (on the interface for the uplink, on the ifb for the downlink).
+    public static let root = "7ac0:"
+    /// The class holding the direction's bandwidth; DNS and everything else share it.
+    public static let linkClass = "7ac0:1"
+    /// Everything that is not DNS (the htb default, minor 0x10).
+    public static let mainClass = "7ac0:10"
+    /// DNS queries, when the profile delays them.
+    public static let dnsClass = "7ac0:20"
+    /// The netem below the main class.
+    public static let mainNetem = "7ac1:"
+    /// The netem below the DNS class.
+    public static let dnsNetem = "7ac2:"
+    /// The ingress qdisc's fixed handle.
+    public static let ingress = "ffff:"
+    /// Filter priority of the IPv4 DNS filters, and of the downlink redirect on ingress.
+    public static let ipv4FilterPriority = "1"
+    /// Filter priority of the IPv6 DNS filters.
+    public static let ipv6FilterPriority = "2"
+
+    /// Whether a qdisc handle as printed by `tc` ("7ac0:") is one of ours.
+    public static func isOurs(_ handle: String) -> Bool {
+        [root, mainNetem, dnsNetem].contains(handle.lowercased())
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// Arranges for `condition off` to run at a deadline in a process of its own, so `--for` still
+/// reverts when the `condition` process that applied the profile is killed.
+public enum RevertScheduler {
+    public enum Mechanism: Sendable, Equatable {
+        /// A transient systemd timer (`systemd-run --on-active`), when systemd runs the machine and we are in
+        /// its network namespace (a unit started by systemd would not see a private namespace's interfaces).
+        case systemdTimer(unit: String)
+        /// A detached watchdog: `setsid -f condition watchdog ...`, in its own session, no terminal, no parent.
+        case watchdogProcess
+    }
+
+    /// The arguments that turn the profile off when run at the deadline.
+    public static func offArguments(executable: String, interface: InterfaceName, token: String) -> [String] {
+        [executable, "off", "-i", interface.rawValue, "--token", token]
+    }
+
+    public static func watchdogArguments(executable: String, interface: InterfaceName, token: String, deadline: Date) -> [String] {
+        [executable, "watchdog", "-i", interface.rawValue, "--token", token,
+         "--at", String(format: "%.3f", deadline.timeIntervalSince1970)]
+    }
+
+    public static func systemdAvailable() -> Bool {
+        FileManager.default.fileExists(atPath: "/run/systemd/system") && NetworkNamespace.isInitialNamespace()
+            && ProcessRunner.locate("systemd-run") != nil
+    }
+
+    /// Starts the revert and says how.
+    public static func schedule(interface: InterfaceName, token: String, deadline: Date,
+                                executable: String = currentExecutable()) throws -> Mechanism {
+        if systemdAvailable() {
+            let unit = "tapkit-condition-\(interface.rawValue)-\(token.prefix(8))"
+            let seconds = max(0.001, deadline.timeIntervalSinceNow)
+            var arguments = ["systemd-run", "--quiet", "--collect", "--unit", unit,
+                             "--on-active=\(String(format: "%.3f", seconds))s", "--timer-property=AccuracySec=10ms"]
+            if let dir = ProcessInfo.processInfo.environment["TAPKIT_STATE_DIR"] { arguments.append("--setenv=TAPKIT_STATE_DIR=\(dir)") }
+            arguments += offArguments(executable: executable, interface: interface, token: token)
+            if (try? ProcessRunner().run(arguments))?.status == 0 { return .systemdTimer(unit: unit) }
+        }
+        guard let setsid = ProcessRunner.locate("setsid") else {
+            throw ConditionerError.unexpectedOutput("cannot start the --for watchdog: setsid not found (install util-linux)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: setsid)
+        // -f: fork, so the watchdog is never our child and survives us in a session of its own.
+        process.arguments = ["-f"] + watchdogArguments(executable: executable, interface: interface, token: token, deadline: deadline)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ConditionerError.unexpectedOutput("cannot start the --for watchdog: setsid exited \(process.terminationStatus)")
+        }
+        return .watchdogProcess
+    }
+
+    /// This program's own path, so the revert runs the same `condition`.
+    public static func currentExecutable() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+}
+
+/// `3s`, `500ms`, `2m`, `1h`, `1m30s` or plain seconds (`90`).
+public enum DurationParser {
+    public static func seconds(_ text: String) -> TimeInterval? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !trimmed.isEmpty else { return nil }
+        if let plain = Double(trimmed) { return plain > 0 && plain.isFinite ? plain : nil }
+        var total: TimeInterval = 0
+        var number = ""
+        var index = trimmed.startIndex
+        var sawUnit = false
+        while index < trimmed.endIndex {
+            let character = trimmed[index]
+            if character.isNumber || character == "." {
+                number.append(character)
+                index = trimmed.index(after: index)
+                continue
+            }
+            var unit = ""
+            while index < trimmed.endIndex, trimmed[index].isLetter {
+                unit.append(trimmed[index])
+                index = trimmed.index(after: index)
+            }
+            guard let value = Double(number) else { return nil }
+            switch unit {
+            case "ms": total += value / 1000
+            case "s", "sec": total += value
+            case "m", "min": total += value * 60
+            case "h": total += value * 3600
+            default: return nil
+            }
+            number = ""
+            sawUnit = true
+        }
+        guard number.isEmpty, sawUnit, total > 0, total.isFinite else { return nil }
+        return total
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `apply` left on one interface, kept under /run so `off`, `status` and the `--for` watchdog find it.
+public struct ConditionState: Codable, Sendable, Equatable {
+    public var interface: InterfaceName
+    public var ifb: InterfaceName
+    public var profile: Profile
+    public var since: Date
+    /// When `--for` turns the profile off, if it was given.
+    public var expiresAt: Date?
+    /// Changes on every apply, so a watchdog from an earlier `--for` never turns off a later profile.
+    public var token: String
+    /// The foreign root qdisc that `--force` replaced, to put back on `off`.
+    public var replacedRoot: RecordedQdisc?
+    /// Whether `--force` replaced a foreign ingress qdisc.
+    public var replacedIngress: Bool
+    /// False while commands are still running (a crash then leaves a record `off` can clean up from).
+    public var complete: Bool
+
+    public init(interface: InterfaceName, profile: Profile, since: Date = Date(), expiresAt: Date? = nil,
+                token: String = UUID().uuidString, replacedRoot: RecordedQdisc? = nil,
+                replacedIngress: Bool = false, complete: Bool = false) {
+        self.interface = interface
+        self.ifb = interface.ifbName
+        self.profile = profile
+        self.since = since
+        self.expiresAt = expiresAt
+        self.token = token
+        self.replacedRoot = replacedRoot
+        self.replacedIngress = replacedIngress
+        self.complete = complete
+    }
+}
+
+/// State files, one per interface and network namespace: `/run/tapkit/condition/<netns inode>-<iface>.json`.
+/// `$TAPKIT_STATE_DIR` moves the directory (tests).
+public struct StateStore: Sendable {
+    public let directory: URL
+    /// Interfaces are per network namespace, so the state is too.
+    public let namespaceID: String
+
+    public static var defaultDirectory: URL {
+        if let dir = ProcessInfo.processInfo.environment["TAPKIT_STATE_DIR"], !dir.isEmpty {
+            return URL(fileURLWithPath: dir)
+        }
+        return URL(fileURLWithPath: "/run/tapkit/condition")
+    }
+
+    public init(directory: URL = StateStore.defaultDirectory, namespaceID: String = NetworkNamespace.currentID()) {
+        self.directory = directory
+        self.namespaceID = namespaceID
+    }
+
+    func url(_ interface: InterfaceName, suffix: String = "json") -> URL {
+        directory.appendingPathComponent("\(namespaceID)-\(interface.rawValue).\(suffix)")
+    }
+
+    public func load(_ interface: InterfaceName) throws -> ConditionState? {
+        let file = url(interface)
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            return try decoder.decode(ConditionState.self, from: Data(contentsOf: file))
+        } catch {
+            throw ConditionerError.unexpectedOutput("state file \(file.path) is damaged (\(error)); delete it and check the interface with `tc qdisc show dev \(interface)`")
+        }
+    }
+
+    public func save(_ state: ConditionState) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(state).write(to: url(state.interface), options: .atomic)
+    }
+
+    public func remove(_ interface: InterfaceName) {
+        try? FileManager.default.removeItem(at: url(interface))
+    }
+
+    /// Every state in this network namespace.
+    public func all() -> [ConditionState] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.sorted().compactMap { name -> ConditionState? in
+            guard name.hasPrefix(namespaceID + "-"), name.hasSuffix(".json") else { return nil }
+            let raw = String(name.dropFirst(namespaceID.count + 1).dropLast(5))
+            guard let interface = try? InterfaceName(raw) else { return nil }
+            return try? load(interface)
+        }
+    }
+
+    /// Runs `body` holding an exclusive lock for the interface, so apply, off and the watchdog never interleave.
+    public func withLock<T>(_ interface: InterfaceName, _ body: () throws -> T) throws -> T {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let fd = open(url(interface, suffix: "lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw ConditionerError.unexpectedOutput("cannot open lock file in \(directory.path): \(String(cString: strerror(errno))) (run as root)")
+        }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+}
+
+public enum NetworkNamespace {
+    /// The inode number of this process's network namespace ("4026531840").
+    public static func currentID() -> String { id(of: "self") }
+
+    static func id(of pid: String) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let count = readlink("/proc/\(pid)/ns/net", &buffer, buffer.count - 1)
+        guard count > 0 else { return "unknown" }
+        let link = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // "net:[4026531840]"
+        return String(link.filter(\.isNumber))
+    }
+
+    /// Whether this process shares PID 1's network namespace, i.e. the machine's real interfaces,
+    /// where remote sessions such as SSH arrive. When PID 1's namespace cannot be read (some containers
+    /// deny it), a namespace named by `ip netns` counts as private, anything else as initial.
+    public static func isInitialNamespace() -> Bool {
+        let mine = id(of: "self")
+        let initial = id(of: "1")
+        if initial != "unknown" && mine != "unknown" { return mine == initial }
+        let named = (try? ProcessRunner().run(["ip", "netns", "identify"]))?.stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        return named.isEmpty
+    }
+}

@@ -1,1 +1,0 @@
-print("condition: not yet built")

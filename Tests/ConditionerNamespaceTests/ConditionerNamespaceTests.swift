@@ -1,0 +1,179 @@
+import Foundation
+import LinkConditioner
+import TestSupport
+import Testing
+
+private let enabled = TestEnvironment.isRoot && TestEnvironment.hasProgram("ip") && TestEnvironment.hasProgram("tc")
+
+/// Real kernel, namespaces this suite creates. The kernel here has no netem, so these use bandwidth-only
+/// profiles; delay and loss are proven in the VM tests.
+@Suite(.serialized, .enabled(if: enabled, "needs root, ip and tc: creates network namespaces"))
+struct ConditionerNamespaceTests {
+    /// iperf3 through the conditioned veth: upload (client egress, htb on vc) and download (vc's ingress
+    /// redirected to the ifb) each within 10% of the profile; curl's download too.
+    @Test(.enabled(if: TestEnvironment.hasProgram("iperf3") && TestEnvironment.hasProgram("curl"), "needs iperf3 and curl"))
+    func throughputMatchesTheProfileInEachDirection() throws {
+        let pair = try NamespacePair()
+        let profiles = try pair.profileDirectory(downKbit: 4000, upKbit: 2000)
+        let port = String(Int.random(in: 20000...40000))
+        try pair.start(in: pair.server, ["iperf3", "-s", "-B", pair.serverAddress, "-p", port])
+        let web = pair.stateDirectory.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: web, withIntermediateDirectories: true)
+        try Data((0..<(1_500_000)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }).write(to: web.appendingPathComponent("blob"))
+        let webPort = String(Int.random(in: 40001...60000))
+        try pair.start(in: pair.server, ["python3", "-m", "http.server", webPort, "--bind", pair.serverAddress, "--directory", web.path])
+
+        let applied = try pair.condition(["apply", "Test BW", "-i", "vc", "--profiles", profiles.path])
+        #expect(applied.status == 0, "\(applied.stderrText)")
+        #expect(applied.stdoutText.contains("Applied \"Test BW\" to vc"))
+
+        func iperf(_ extra: [String]) throws -> Double {
+            var result: ProcessResult?
+            // The server may need a moment to listen.
+            _ = try waitFor(timeout: 5, interval: 0.2) {
+                result = try run("ip", ["netns", "exec", pair.client, "iperf3", "-c", pair.serverAddress, "-p", port,
+                                        "-t", "5", "-O", "1", "-J"] + extra)
+                return result?.status == 0
+            }
+            let output = try #require(result)
+            try #require(output.status == 0, "iperf3 failed: \(output.stdoutText.suffix(300)) \(output.stderrText)")
+            let json = try #require(try JSONSerialization.jsonObject(with: output.stdout) as? [String: Any])
+            let end = try #require(json["end"] as? [String: Any])
+            let received = try #require(end["sum_received"] as? [String: Any])
+            return try #require(received["bits_per_second"] as? Double)
+        }
+        let upload = try iperf([])
+        let download = try iperf(["-R"])
+        print("measured: upload \(upload / 1e6) Mbit/s (profile 2), download \(download / 1e6) Mbit/s (profile 4)")
+        #expect(abs(upload - 2_000_000) / 2_000_000 <= 0.10, "upload \(upload) bit/s not within 10% of 2 Mbit/s")
+        #expect(abs(download - 4_000_000) / 4_000_000 <= 0.10, "download \(download) bit/s not within 10% of 4 Mbit/s")
+
+        let curl = try run("ip", ["netns", "exec", pair.client, "curl", "-s", "-o", "/dev/null", "-w", "%{speed_download}",
+                                  "http://\(pair.serverAddress):\(webPort)/blob"])
+        let curlBits = (Double(curl.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) * 8
+        print("measured: curl download \(curlBits / 1e6) Mbit/s (profile 4)")
+        #expect(abs(curlBits - 4_000_000) / 4_000_000 <= 0.10, "curl download \(curlBits) bit/s not within 10% of 4 Mbit/s")
+
+        // The downlink really went through the ifb.
+        let ifbRoot = try #require(try pair.qdiscs("tk-vc").first { $0["handle"] as? String == "7ac0:" })
+        #expect(ifbRoot["kind"] as? String == "htb")
+        let status = try pair.condition(["status", "--json"])
+        #expect(status.status == 0)
+        let active = try #require((try JSONSerialization.jsonObject(with: status.stdout) as? [String: Any])?["active"] as? [[String: Any]])
+        let downlink = try #require(active.first?["downlink"] as? [String: Any])
+        #expect((downlink["packets"] as? Int ?? 0) > 1000)
+        #expect((active.first?["profile"] as? String) == "Test BW")
+
+        #expect(try pair.condition(["off", "-i", "vc"]).status == 0)
+    }
+
+    @Test func offRestoresExactlyTheQdiscsThatWereThere() throws {
+        let pair = try NamespacePair()
+        let profiles = try pair.profileDirectory()
+        let linksBefore = try pair.links()
+        let defaultBefore = try pair.qdiscJSON()
+        #expect(try pair.condition(["apply", "Test BW", "-i", "vc", "--profiles", profiles.path]).status == 0)
+        #expect(try pair.qdiscs().contains { $0["handle"] as? String == "ffff:" })
+        #expect(try pair.links().contains("tk-vc"))
+        let off = try pair.condition(["off", "-i", "vc"])
+        #expect(off.stdoutText.contains("Turned \"Test BW\" off on vc"))
+        #expect(try pair.qdiscJSON() == defaultBefore)
+        #expect(try pair.links() == linksBefore)
+
+        // A foreign root qdisc: refused, then replaced with --force, then put back exactly.
+        try pair.must("tc", ["-n", pair.client, "qdisc", "add", "dev", "vc", "root", "handle", "5:", "tbf",
+                             "rate", "1mbit", "burst", "32kbit", "latency", "400ms"])
+        let foreignBefore = try pair.qdiscJSON()
+        let refused = try pair.condition(["apply", "Test BW", "-i", "vc", "--profiles", profiles.path])
+        #expect(refused.status != 0)
+        #expect(refused.stderrText.contains("tbf 5:"))
+        #expect(try pair.qdiscJSON() == foreignBefore)
+        let forced = try pair.condition(["apply", "Test BW", "-i", "vc", "--profiles", profiles.path, "--force"])
+        #expect(forced.status == 0, "\(forced.stderrText)")
+        #expect(try pair.qdiscs().first { $0["root"] as? Bool == true }?["handle"] as? String == "7ac0:")
+        #expect(try pair.condition(["off", "-i", "vc"]).status == 0)
+        #expect(try pair.qdiscJSON() == foreignBefore)
+        #expect(try pair.links() == linksBefore)
+    }
+
+    /// `apply --for 3s` is killed with SIGKILL right after applying; the detached watchdog still reverts on time.
+    @Test func killedApplyStillRevertsOnTime() throws {
+        let pair = try NamespacePair()
+        let profiles = try pair.profileDirectory()
+        let before = try pair.qdiscJSON()
+        let linksBefore = try pair.links()
+        let started = Date()
+        let apply = try pair.start(in: pair.client, [TestEnvironment.executable("condition").path, "apply", "Test BW",
+                                                     "-i", "vc", "--profiles", profiles.path, "--for", "3s"],
+                                   environment: pair.environment)
+        let applied = try waitFor(timeout: 2.5) { try pair.qdiscJSON().contains("7ac0:") && pair.links().contains("tk-vc") }
+        try #require(applied, "apply did not take effect")
+        // Give apply a moment to start its watchdog, then kill it outright.
+        _ = try waitFor(timeout: 1) { try run("pgrep", ["-f", "watchdog -i vc"]).status == 0 }
+        kill(apply.processIdentifier, SIGKILL)
+        apply.waitUntilExit()
+        #expect(apply.terminationReason == .uncaughtSignal)
+        #expect(Date().timeIntervalSince(started) < 2.5)
+        #expect(try pair.qdiscJSON().contains("7ac0:"), "still conditioned after the kill")
+
+        let restored = try waitFor(timeout: 6) { try pair.qdiscJSON() == before && pair.links() == linksBefore }
+        let elapsed = Date().timeIntervalSince(started)
+        print("measured: restored \(elapsed) s after apply --for 3s started (killed with SIGKILL)")
+        #expect(restored, "not restored after \(elapsed) s")
+        #expect(elapsed >= 2.8 && elapsed <= 4.5, "restored after \(elapsed) s, expected about 3 s")
+        #expect(try pair.condition(["status"]).stdoutText.contains("No profile is active"))
+    }
+
+    /// A failure injected at each step of a real apply leaves vc exactly as before.
+    @Test(arguments: [1, 2, 4, 5, 6, 8, 9, 10])
+    func failurePartWayRollsBackOnTheRealKernel(step: Int) throws {
+        let pair = try NamespacePair()
+        try pair.must("tc", ["-n", pair.client, "qdisc", "add", "dev", "vc", "root", "handle", "9:", "pfifo", "limit", "77"])
+        let before = try pair.qdiscJSON()
+        let linksBefore = try pair.links()
+        let profile = Profile(name: "Test BW", downlink: LinkSettings(bitsPerSecond: 4_000_000), uplink: LinkSettings(bitsPerSecond: 2_000_000))
+        let conditioner = pair.conditioner(runner: FailingRunner(base: NamespaceCommandRunner(namespace: pair.client), failAt: step))
+        let error = #expect(throws: ConditionerError.self) {
+            try conditioner.apply(profile, to: pair.clientInterface, options: ApplyOptions(force: true))
+        }
+        #expect(error?.description.contains("rolled back to the state before") == true, "\(String(describing: error))")
+        #expect(try pair.qdiscJSON() == before)
+        #expect(try pair.links() == linksBefore)
+        #expect(try conditioner.store.load(pair.clientInterface) == nil)
+    }
+
+    /// Switching profiles changes the classes in place; the ifb and the redirect stay as they are.
+    @Test func switchingKeepsTheRedirectAndChangesRates() throws {
+        let pair = try NamespacePair()
+        let conditioner = pair.conditioner()
+        let first = Profile(name: "A", downlink: LinkSettings(bitsPerSecond: 4_000_000), uplink: LinkSettings(bitsPerSecond: 2_000_000))
+        let second = Profile(name: "B", downlink: LinkSettings(bitsPerSecond: 1_000_000), uplink: LinkSettings(bitsPerSecond: 512_000))
+        _ = try conditioner.apply(first, to: pair.clientInterface)
+        let ifbBefore = try pair.must("ip", ["-n", pair.client, "-j", "link", "show", "dev", "tk-vc"]).stdoutText
+        let filterBefore = try pair.must("tc", ["-n", pair.client, "-j", "filter", "show", "dev", "vc", "parent", "ffff:"]).stdoutText
+        let outcome = try conditioner.apply(second, to: pair.clientInterface)
+        #expect(outcome.kind == .switched)
+        #expect(try pair.must("ip", ["-n", pair.client, "-j", "link", "show", "dev", "tk-vc"]).stdoutText.contains(
+            ifbBefore.components(separatedBy: ",").first ?? "x"))  // same ifindex
+        #expect(try pair.must("tc", ["-n", pair.client, "-j", "filter", "show", "dev", "vc", "parent", "ffff:"]).stdoutText == filterBefore)
+        let upClasses = try pair.must("tc", ["-n", pair.client, "class", "show", "dev", "vc"]).stdoutText
+        let downClasses = try pair.must("tc", ["-n", pair.client, "class", "show", "dev", "tk-vc"]).stdoutText
+        #expect(upClasses.contains("rate 512Kbit"), "\(upClasses)")
+        #expect(downClasses.contains("rate 1Mbit"), "\(downClasses)")
+        try conditioner.off(pair.clientInterface)
+        #expect(try !pair.links().contains("tk-vc"))
+    }
+
+    @Test func delayProfilesStopBeforeChangingAnythingWithoutNetem() throws {
+        let pair = try NamespacePair()
+        let doctor = try run(TestEnvironment.executable("condition").path, ["doctor"])
+        try #require(doctor.stdoutText.contains("MISSING netem"), "this kernel has netem; the VM tests cover it")
+        let before = try pair.qdiscJSON()
+        let result = try pair.condition(["apply", "3G", "-i", "vc"])
+        #expect(result.status != 0)
+        #expect(result.stderrText.contains("netem"))
+        #expect(result.stderrText.contains("nothing was changed"))
+        #expect(try pair.qdiscJSON() == before)
+        #expect(try !pair.links().contains("tk-vc"))
+    }
+}

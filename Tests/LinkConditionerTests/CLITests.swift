@@ -1,0 +1,101 @@
+import Foundation
+import LinkConditioner
+import TestSupport
+import Testing
+
+/// The `condition` executable's interface: help text, plan output, and errors that say what to do.
+/// None of these need root or change anything.
+@Suite struct CLITests {
+    let binary = TestEnvironment.executable("condition").path
+
+    func condition(_ arguments: [String], home: URL? = nil) throws -> ProcessResult {
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "build first: swift build")
+        var env = ProcessInfo.processInfo.environment
+        let home = home ?? FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-home-\(UUID().uuidString)")
+        env["HOME"] = home.path
+        env["XDG_CONFIG_HOME"] = nil
+        env["TAPKIT_STATE_DIR"] = home.appendingPathComponent("state").path
+        return try run(binary, arguments, environment: env)
+    }
+
+    @Test func helpListsEveryCommand() throws {
+        let help = try condition(["--help"]).stdoutText
+        for command in ["list", "show", "apply", "off", "status", "plan", "doctor"] {
+            #expect(help.contains("  \(command)"), "help lacks \(command)")
+        }
+        #expect(!help.contains("watchdog"))
+    }
+
+    @Test func applyHelpDocumentsEveryFlag() throws {
+        let help = try condition(["apply", "--help"]).stdoutText
+        for flag in ["--for <duration>", "--force", "--yes", "--no-wait", "-i, --interface <iface>", "--profiles <dir>"] {
+            #expect(help.contains(flag), "apply help lacks \(flag)")
+        }
+    }
+
+    @Test func statusAndOffHelp() throws {
+        #expect(try condition(["status", "--help"]).stdoutText.contains("--json"))
+        #expect(try condition(["off", "--help"]).stdoutText.contains("-i, --interface <iface>"))
+        #expect(try condition(["plan", "--help"]).stdoutText.contains("nothing is run"))
+    }
+
+    @Test func listShowsAllBuiltInsAndMarksApproximateOnes() throws {
+        let list = try condition(["list"])
+        #expect(list.status == 0)
+        for name in PlanTests.names { #expect(list.stdoutText.contains(name)) }
+        #expect(list.stdoutText.contains("LTE *"))
+        #expect(list.stdoutText.contains("Slow Net            32 kbit/s, 100 ms"))
+    }
+
+    @Test func showSaysWhatAProfileDoes() throws {
+        let show = try condition(["show", "edge"])
+        #expect(show.stdoutText.contains("Downlink: bandwidth 240 kbit/s, delay 400 ms, no jitter, no loss"))
+        #expect(show.stdoutText.contains("Uplink:   bandwidth 200 kbit/s, delay 440 ms"))
+        let unknown = try condition(["show", "Warp Speed"])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderrText.contains("no profile named \"Warp Speed\""))
+    }
+
+    @Test func planPrintsTheExactCommands() throws {
+        let plan = try condition(["plan", "DSL", "-i", "eth0"])
+        #expect(plan.status == 0)
+        let commands = plan.stdoutText.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n")
+        let expected = try #require(ExpectedPlans.eth0["DSL"])
+        #expect(commands == expected.apply + "\n" + expected.off)
+    }
+
+    @Test(arguments: ["eth0;reboot", "-x", "waytoolonginterfacename"])
+    func badInterfaceIsRejectedBeforeAnythingRuns(name: String) throws {
+        let result = try condition(["plan", "DSL", "-i", name])
+        #expect(result.status != 0)
+        #expect(result.stderrText.contains("interface name") || result.stderrText.contains("Missing value"))
+    }
+
+    @Test func badDurationIsRejected() throws {
+        let result = try condition(["apply", "DSL", "-i", "eth0", "--for", "soon"])
+        #expect(result.status != 0)
+        #expect(result.stderrText.contains("invalid --for \"soon\""))
+    }
+
+    @Test func userProfilesOverrideBuiltInsAndBadFilesAreNamed() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-home-\(UUID().uuidString)")
+        let user = home.appendingPathComponent(".config/tapkit/profiles")
+        try FileManager.default.createDirectory(at: user, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        try Data(#"{"name": "DSL", "downlink": {"bandwidthKbit": 16000}}"#.utf8).write(to: user.appendingPathComponent("dsl.json"))
+        #expect(try condition(["show", "DSL"], home: home).stdoutText.contains("bandwidth 16 Mbit/s"))
+
+        let extra = home.appendingPathComponent("more")
+        try FileManager.default.createDirectory(at: extra, withIntermediateDirectories: true)
+        try Data(#"{"name": "DSL", "downlink": {"bandwidthKbit": "16 mbit"}}"#.utf8).write(to: extra.appendingPathComponent("dsl2.json"))
+        let bad = try condition(["list", "--profiles", extra.path], home: home)
+        #expect(bad.status != 0)
+        #expect(bad.stderrText.contains("dsl2.json: field \"downlink.bandwidthKbit\": expected a number of kilobits per second"))
+    }
+
+    @Test func offWithNothingActiveIsNotAnError() throws {
+        let off = try condition(["off", "-i", "tapkit-none0"])
+        // Not root: the lock directory may be unwritable, which must be a clear error rather than a crash.
+        #expect(off.status == 0 || off.stderrText.contains("condition:"))
+    }
+}
