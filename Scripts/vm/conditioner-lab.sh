@@ -3,7 +3,7 @@
 #
 #   Scripts/vm-run -f Scripts/vm/conditioner-lab.sh [--driver cli|raw] [--bin DIR] SCENARIO...
 #
-# Scenarios (each builds its own lab and tears it down):
+# Scenarios (sharing one lab, each leaving it as it found it):
 #   slow       Slow Net: ping/UDP round-trip time, DNS lookup time vs other UDP traffic
 #   nasty      Nasty Net: one-way loss over 1000 UDP probes in each direction
 #   blackhole  Black Hole: what the server still receives (tcpdump there) and what comes back
@@ -46,7 +46,8 @@ fi
 CLI=tk-cli SRV=tk-srv C_IF=tkc S_IF=tks C_IP=10.200.0.1 S_IP=10.200.0.2
 ECHO_PORT=7777 HTTP_PORT=8080
 lab=/tmp/tk-lab
-pids=()
+pids=()       # background processes of the current scenario
+lab_pids=()   # the lab's own (echo server), for the whole run
 scenario=""
 
 note() { echo "# $*"; }
@@ -72,7 +73,8 @@ lab_up() {
     # Fixed neighbour entries: under 90-100% loss ARP itself would fail and hide netem's figures.
     in_cli ip neigh replace "$S_IP" lladdr "$(in_srv cat /sys/class/net/$S_IF/address)" dev "$C_IF" nud permanent
     in_srv ip neigh replace "$C_IP" lladdr "$(in_cli cat /sys/class/net/$C_IF/address)" dev "$S_IF" nud permanent
-    background in_srv "${probe[@]}" echo-server --bind "$S_IP" --port $ECHO_PORT --ready-file "$lab/echo.ready"
+    in_srv "${probe[@]}" echo-server --bind "$S_IP" --port $ECHO_PORT --ready-file "$lab/echo.ready" &
+    lab_pids+=($!)
     wait_for_file "$lab/echo.ready" 20 || return 1
     # Wait for the link itself (veth carrier, IPv6 DAD does not matter for IPv4).
     local i
@@ -99,11 +101,18 @@ start_dns() {
     echo "# lab: the DNS server ($dns_server) does not answer" >&2; return 1
 }
 
-lab_down() {
+stop_scenario_processes() {
     local pid
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
     pids=()
+}
+
+lab_down() {
+    stop_scenario_processes
+    local pid
+    for pid in "${lab_pids[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+    lab_pids=()
     ip netns del "$CLI" 2>/dev/null; ip netns del "$SRV" 2>/dev/null
     ip link del tk-ifb 2>/dev/null
     true
@@ -277,45 +286,49 @@ scenario_switch() {
     for ((i = 0; i < 100; i++)); do
         in_cli curl -s -o /dev/null --max-time 1 "http://$S_IP:$HTTP_PORT/" && break; sleep 0.1
     done
-    local t_base t_slow t_hole t_off t_done
+    # Times: t_slow after Slow Net's apply returned; t_switch when the switch to Black Hole began,
+    # t_hole when it returned; t_unhole when off began, t_off when it returned.
+    local t_base t_slow t_switch t_hole t_unhole t_off t_done
     t_base=$(now)
-    background in_cli "${probe[@]}" series --to "$S_IP" --port $ECHO_PORT --interval 0.1 --seconds 120 \
+    background in_cli "${probe[@]}" series --to "$S_IP" --port $ECHO_PORT --interval 0.1 --seconds 180 \
         --stop-file "$lab/series.stop" --timeout 3 --output "$lab/series.txt" > "$lab/series.out"
     local series=$!
     sleep 1.5
     apply "Slow Net" || { result "apply_status=failed"; touch "$lab/series.stop"; return 1; }
     t_slow=$(now)
     # The download starts under Slow Net and must survive both switches.
-    background in_cli curl -s -o "$lab/download.bin" --max-time 90 \
+    background in_cli curl -s -o "$lab/download.bin" --max-time 120 \
         -w "curl_status=%{http_code} curl_bytes=%{size_download}\n" "http://$S_IP:$HTTP_PORT/big.bin" > "$lab/curl.out"
     local download=$!
     sleep 6
-    local bytes_at_hole bytes_at_off
-    bytes_at_hole=$(stat -c %s "$lab/download.bin" 2>/dev/null || echo 0)
+    t_switch=$(now)
+    local bytes_at_switch; bytes_at_switch=$(stat -c %s "$lab/download.bin" 2>/dev/null || echo 0)
     apply "Black Hole" || { result "switch_status=failed"; touch "$lab/series.stop"; return 1; }
     t_hole=$(now)
     local bytes_hole_start; bytes_hole_start=$(stat -c %s "$lab/download.bin" 2>/dev/null || echo 0)
     sleep 4
-    bytes_at_off=$(stat -c %s "$lab/download.bin" 2>/dev/null || echo 0)
+    t_unhole=$(now)
+    local bytes_hole_end; bytes_hole_end=$(stat -c %s "$lab/download.bin" 2>/dev/null || echo 0)
     off || { result "off_status=failed"; touch "$lab/series.stop"; return 1; }
     t_off=$(now)
     wait $download; local curl_exit=$?
     t_done=$(now)
     sleep 1.5
     touch "$lab/series.stop"; wait $series
+    span() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
     result "apply_status=0 switch_status=0 off_status=0 file_bytes=$size curl_exit=$curl_exit $(cat "$lab/curl.out")"
-    result "slow_seconds=$(awk -v a=$t_slow -v b=$t_hole 'BEGIN {printf "%.2f", b - a}')" \
-        "slow_bytes=$bytes_at_hole hole_bytes=$((bytes_at_off - bytes_hole_start))" \
-        "hole_seconds=$(awk -v a=$t_hole -v b=$t_off 'BEGIN {printf "%.2f", b - a}')" \
-        "after_off_seconds=$(awk -v a=$t_off -v b=$t_done 'BEGIN {printf "%.2f", b - a}')"
+    result "slow_seconds=$(span $t_slow $t_switch) slow_bytes=$bytes_at_switch" \
+        "switch_seconds=$(span $t_switch $t_hole)" \
+        "hole_seconds=$(span $t_hole $t_unhole) hole_bytes=$((bytes_hole_end - bytes_hole_start))" \
+        "off_seconds=$(span $t_unhole $t_off) after_off_seconds=$(span $t_off $t_done)"
     cmp -s "$lab/download.bin" "$lab/www/big.bin" && result "download_intact=yes" || result "download_intact=no"
-    # Phases by send time; probes within 0.3 s of a switch are left out (they straddle it).
+    # Phases by send time; probes within 0.3 s of a boundary are left out (they straddle it).
     result "$("${probe[@]}" phases --series "$lab/series.txt" --margin 0.3 --fast-below 150 --prefix series \
-        base=$t_base slow=$t_slow hole=$t_hole off=$t_off)"
-    # Every reply to a probe sent between applying Slow Net and turning off must be slow:
-    # a fast one means traffic went unconditioned during the switch.
+        base=$t_base slow=$t_slow switching=$t_switch hole=$t_hole turning_off=$t_unhole off=$t_off)"
+    # Every reply to a probe sent between Slow Net's apply returning and off beginning must be
+    # slow (or never come): a fast one means traffic went unconditioned during the switch.
     result "$("${probe[@]}" phases --series "$lab/series.txt" --margin 0 --fast-below 150 --prefix conditioned \
-        base=$t_base all=$t_slow after=$t_off | grep -o 'conditioned_all_[a-z_]*=[^ ]*' | tr '\n' ' ')"
+        base=$t_base all=$t_slow after=$t_unhole | grep -o 'conditioned_all_[a-z_]*=[^ ]*' | tr '\n' ' ')"
 }
 
 scenario_sandbox() {
@@ -360,18 +373,28 @@ scenario_sandbox() {
         && result "left_behind=none" || { result "left_behind=yes"; note "links before: $links_before after: $links_after; netns before: $netns_before after: $netns_after"; }
 }
 
+# One lab for the whole run (setting it up costs seconds under emulation); every scenario
+# turns its profile off and checks the client's qdiscs are as before, so the next starts clean.
 overall=0
+note "lab setup starts at $(cut -d' ' -f1 /proc/uptime)s uptime"
+if ! lab_up; then
+    note "lab setup failed"
+    for scenario in "${scenarios[@]}"; do result "status=1 seconds=0 lab=failed"; done
+    lab_down
+    exit 1
+fi
 for scenario in "${scenarios[@]}"; do
     note "scenario $scenario (driver $driver) starts at $(cut -d' ' -f1 /proc/uptime)s uptime"
     started=$(now)
-    if lab_up; then
-        "scenario_$scenario"; status=$?
-    else
-        note "lab setup failed"; status=1
+    "scenario_$scenario"; status=$?
+    stop_scenario_processes
+    if [ $status -ne 0 ]; then
+        # Leave nothing behind for the next scenario, whatever state the failure left.
+        [ "$driver" = cli ] && in_cli "$condition" off -i "$C_IF" >/dev/null 2>&1
+        raw_off
     fi
-    [ "$driver" = raw ] && raw_off
-    lab_down
     result "status=$status seconds=$(awk -v a="$started" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}')"
     [ $status -eq 0 ] || overall=1
 done
+lab_down
 exit $overall
