@@ -1,0 +1,120 @@
+import Foundation
+
+/// What is applied to a sandbox's veth pair, kept in its registry record so that `apply --sandbox` can
+/// switch in place (the plan builder's switch needs the old settings, and the profile file may have changed).
+public struct SandboxConditions: Codable, Sendable, Equatable {
+    public struct Direction: Codable, Sendable, Equatable {
+        public var bitsPerSecond: UInt64
+        public var delayMicroseconds: UInt64
+        public var jitterMicroseconds: UInt64
+        public var lossPercent: Double
+
+        init(_ settings: LinkSettings) {
+            bitsPerSecond = settings.bitsPerSecond
+            delayMicroseconds = settings.delayMicroseconds
+            jitterMicroseconds = settings.jitterMicroseconds
+            lossPercent = settings.lossPercent
+        }
+
+        var settings: LinkSettings {
+            LinkSettings(bitsPerSecond: bitsPerSecond, delayMicroseconds: delayMicroseconds,
+                         jitterMicroseconds: jitterMicroseconds, lossPercent: lossPercent)
+        }
+    }
+
+    public var name: String
+    public var downlink: Direction
+    public var uplink: Direction
+    public var dnsDelayMicroseconds: UInt64
+
+    public init(_ profile: Profile) {
+        name = profile.name
+        downlink = Direction(profile.downlink)
+        uplink = Direction(profile.uplink)
+        dnsDelayMicroseconds = profile.dnsDelayMicroseconds
+    }
+
+    public var profile: Profile {
+        Profile(name: name, downlink: downlink.settings, uplink: uplink.settings,
+                dnsDelayMicroseconds: dnsDelayMicroseconds)
+    }
+}
+
+/// A profile that needs netem on a kernel without it.
+public struct SandboxNetemUnavailableError: Error, CustomStringConvertible {
+    public var profile: String
+    public var description: String {
+        "profile \"\(profile)\" needs netem (delay, jitter, loss or DNS delay), and this kernel has no sch_netem "
+            + "(`modprobe sch_netem` fails); nothing was changed. Bandwidth-only profiles work here; "
+            + "for delay and loss use a kernel with netem (see `condition doctor`)."
+    }
+}
+
+/// Conditions a sandbox with the conditioner's plan builder: the host end's egress is what the sandbox
+/// receives (downlink), the namespace end's egress what it sends (uplink, with the DNS delay, since DNS
+/// queries leave through it). No ifb: each direction already has an egress of its own.
+public enum SandboxConditioning {
+    public static func applyPlan(_ profile: Profile, to identity: SandboxIdentity) throws -> [[String]] {
+        let host = try InterfaceName(identity.hostInterface)
+        let inner = try InterfaceName(identity.namespaceInterface)
+        var commands: [[String]] = []
+        let downlink = PlanBuilder.downlinkSpec(profile)
+        if downlink.needsTree { commands += PlanBuilder.egressTree(device: host, spec: downlink) }
+        let uplink = PlanBuilder.uplinkSpec(profile)
+        if uplink.needsTree {
+            commands += PlanBuilder.egressTree(device: inner, spec: uplink).map { inNamespace($0, identity) }
+        }
+        return commands
+    }
+
+    public static func switchPlan(from old: Profile, to new: Profile, on identity: SandboxIdentity) throws -> [[String]] {
+        let host = try InterfaceName(identity.hostInterface)
+        let inner = try InterfaceName(identity.namespaceInterface)
+        return PlanBuilder.switchEgress(device: host, from: PlanBuilder.downlinkSpec(old), to: PlanBuilder.downlinkSpec(new))
+            + PlanBuilder.switchEgress(device: inner, from: PlanBuilder.uplinkSpec(old), to: PlanBuilder.uplinkSpec(new))
+                .map { inNamespace($0, identity) }
+    }
+
+    /// `tc ...` becomes `tc -n NAMESPACE ...` (likewise for `ip`).
+    static func inNamespace(_ command: [String], _ identity: SandboxIdentity) -> [String] {
+        guard let program = command.first, program == "tc" || program == "ip" else { return command }
+        return [program, "-n", identity.namespace] + command.dropFirst()
+    }
+
+    /// Whether netem can be created here, tried for real on the sandbox namespace's own loopback (which
+    /// nothing else uses), so the answer is the kernel's, not a guess from module lists.
+    public static func netemAvailable(in identity: SandboxIdentity, runner: any CommandRunner) -> Bool {
+        guard let result = try? runner.run(["tc", "-n", identity.namespace, "qdisc", "add", "dev", "lo", "root",
+                                            "handle", "7ad0:", "netem", "delay", "1ms"]), result.status == 0
+        else { return false }
+        _ = try? runner.run(["tc", "-n", identity.namespace, "qdisc", "del", "dev", "lo", "root"])
+        return true
+    }
+
+    /// Applies `profile` to a fresh sandbox; refuses netem profiles on a kernel without netem.
+    public static func apply(_ profile: Profile, to identity: SandboxIdentity, runner: any CommandRunner) throws {
+        if profile.needsNetem && !netemAvailable(in: identity, runner: runner) {
+            throw SandboxNetemUnavailableError(profile: profile.name)
+        }
+        for command in try applyPlan(profile, to: identity) { try runner.check(command) }
+    }
+
+    /// Switches a running sandbox from its recorded profile to `profile`, in place, and records it.
+    public static func switchProfile(to profile: Profile, sandbox id: String, registry: SandboxRegistry = .standard,
+                                     runner: any CommandRunner = ProcessRunner()) throws -> SandboxRecord {
+        try registry.withLock {
+            guard var record = registry.record(id: id), record.ownerIsAlive else {
+                throw SandboxError.unknownSandbox(id)
+            }
+            if profile.needsNetem && !netemAvailable(in: record.identity, runner: runner) {
+                throw SandboxNetemUnavailableError(profile: profile.name)
+            }
+            let old = record.conditions?.profile ?? Profile(name: record.profile)
+            for command in try switchPlan(from: old, to: profile, on: record.identity) { try runner.check(command) }
+            record.profile = profile.name
+            record.conditions = SandboxConditions(profile)
+            try registry.save(record)
+            return record
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import LinkConditioner
+
+/// `condition export NAME... --nlc`: profiles as a Network Link Conditioner property list.
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export profiles as a Network Link Conditioner property list.",
+        discussion: "Writes an XML plist shaped like NLC's preferences file: {Profiles = {NAME = {...}}}. `condition import` reads it back.")
+
+    @Argument(help: "One or more profile names.")
+    var names: [String]
+
+    @Flag(name: .customLong("nlc"), help: "NLC property list format (the only export format).")
+    var nlc = false
+
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Write to FILE instead of standard output.",
+                                                                               valueName: "FILE"))
+    var output: String?
+
+    @Option(name: .customLong("profiles"), help: ArgumentHelp("Also load profiles from DIR.", valueName: "DIR"))
+    var profilesDirectory: String?
+
+    func validate() throws {
+        if !nlc { throw ValidationError("say which format: --nlc (Network Link Conditioner property list)") }
+        if names.isEmpty { throw ValidationError("name at least one profile to export (`condition list` shows them)") }
+    }
+
+    func run() throws {
+        let catalog = try ProfileCatalog.standard(extra: profilesDirectory.map { URL(fileURLWithPath: $0) },
+                                                  executable: SandboxCLI.executableURL)
+        let profiles = try names.map { try catalog.profile(named: $0) }
+        profiles.flatMap(NLCConversion.exportNotes).forEach { SandboxCLI.printError("note: \($0)") }
+        let data = try NLCPropertyList.write(profiles.map(NLCConversion.nlcProfile(from:)))
+        if let output {
+            try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+        } else {
+            FileHandle.standardOutput.write(data)
+        }
+    }
+}

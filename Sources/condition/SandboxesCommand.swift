@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import LinkConditioner
+
+/// `condition sandboxes`: the running sandboxes, like `rvictl -l`.
+struct SandboxesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sandboxes",
+        abstract: "List running sandboxes (from `condition run`).",
+        discussion: "Sandboxes whose `condition run` has died are removed first. Attach a capture with `capture -i INTERFACE`.")
+
+    @Flag(name: .customLong("json"), help: "One JSON array of sandboxes instead of a table.")
+    var json = false
+
+    func run() throws {
+        let registry = SandboxRegistry.standard
+        try SandboxSession(registry: registry, log: { _ in }).reapStale()
+        let records = registry.records().filter(\.ownerIsAlive)
+        print(json ? try Self.json(records) : Self.table(records, now: Date()), terminator: "")
+    }
+
+    static func table(_ records: [SandboxRecord], now: Date) -> String {
+        guard !records.isEmpty else { return "no sandboxes running\n" }
+        let formatter = ISO8601DateFormatter()
+        let rows = [["ID", "INTERFACE", "ADDRESS", "PROFILE", "SINCE", "COMMAND"]] + records.map { record in
+            [record.identity.id, record.identity.hostInterface, record.identity.namespaceIPv4, record.profile,
+             formatter.string(from: record.since) + " (\(Int(now.timeIntervalSince(record.since)))s)",
+             record.command.map(shellQuoted).joined(separator: " ")]
+        }
+        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            (0..<5).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                + "  " + row[5]
+        }.joined(separator: "\n") + "\n"
+    }
+
+    static func json(_ records: [SandboxRecord]) throws -> String {
+        let formatter = ISO8601DateFormatter()
+        let objects: [[String: Any]] = records.map { record in
+            var object: [String: Any] = [
+                "id": record.identity.id, "interface": record.identity.hostInterface,
+                "namespace": record.identity.namespace, "hostAddress": record.identity.hostIPv4,
+                "sandboxAddress": record.identity.namespaceIPv4, "hostIPv6": record.identity.hostIPv6,
+                "sandboxIPv6": record.identity.namespaceIPv6, "profile": record.profile,
+                "command": record.command, "since": formatter.string(from: record.since), "pid": record.ownerPID,
+            ]
+            if let child = record.childPID { object["commandPid"] = child }
+            return object
+        }
+        let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    static func shellQuoted(_ word: String) -> String {
+        let safe = word.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "-_./=:,@%+".unicodeScalars.contains($0) }
+        return safe && !word.isEmpty ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+/// `condition apply PROFILE --sandbox ID`, called from the apply command.
+enum SandboxApply {
+    static func run(profile: Profile, sandbox id: String) throws {
+        let record = try SandboxConditioning.switchProfile(to: profile, sandbox: id)
+        print("sandbox \(record.identity.id) (\(record.identity.hostInterface)): now \(profile.name)")
+    }
+}
