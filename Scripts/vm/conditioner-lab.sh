@@ -323,11 +323,14 @@ scenario_switch() {
         "off_seconds=$(span $t_unhole $t_off) after_off_seconds=$(span $t_off $t_done)"
     cmp -s "$lab/download.bin" "$lab/www/big.bin" && result "download_intact=yes" || result "download_intact=no"
     # Phases by send time; probes within 0.3 s of a boundary are left out (they straddle it).
-    result "$("${probe[@]}" phases --series "$lab/series.txt" --margin 0.3 --fast-below 150 --prefix series \
+    # "fast" = under 100 ms, less than Slow Net's delay in one direction alone.
+    result "$("${probe[@]}" phases --series "$lab/series.txt" --margin 0.3 --fast-below 100 --prefix series \
         base=$t_base slow=$t_slow switching=$t_switch hole=$t_hole turning_off=$t_unhole off=$t_off)"
-    # Every reply to a probe sent between Slow Net's apply returning and off beginning must be
-    # slow (or never come): a fast one means traffic went unconditioned during the switch.
-    result "$("${probe[@]}" phases --series "$lab/series.txt" --margin 0 --fast-below 150 --prefix conditioned \
+    # Between Slow Net's apply returning and off beginning the downlink is always conditioned
+    # (100 ms delay, then 100% loss; Black Hole leaves the uplink alone, so while the switch is
+    # under way a reply may take only the downlink's 100 ms). A reply under 100 ms would have
+    # crossed both directions unconditioned.
+    result "$("${probe[@]}" phases --series "$lab/series.txt" --margin 0 --fast-below 100 --prefix conditioned \
         base=$t_base all=$t_slow after=$t_unhole | grep -o 'conditioned_all_[a-z_]*=[^ ]*' | tr '\n' ' ')"
 }
 
@@ -338,17 +341,20 @@ scenario_sandbox() {
     background python3 -m http.server $HTTP_PORT --bind 0.0.0.0 --directory "$lab/www" 2>/dev/null
     local i
     for ((i = 0; i < 100; i++)); do curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$HTTP_PORT/" && break; sleep 0.1; done
-    local fetch='gw=$(ip -4 route show default | awk "{print \$3; exit}"); [ -n "$gw" ] || gw=$(ip -4 route | awk "/via/ {print \$3; exit}"); echo "sandbox_gateway=${gw:-none}"; curl -s -o /dev/null --max-time "$1" -w "time_connect=%{time_connect} time_total=%{time_total} http=%{http_code}\n" "http://$gw:'$HTTP_PORT'/small.bin"'
+    # The sandbox's default gateway is the host end of its veth; curl's figures come on a line of
+    # their own so an error message that quotes the command cannot be mistaken for them.
+    local fetch='gw=$(ip -4 route show default | awk "{print \$3; exit}"); echo "sandbox_gateway=${gw:-none}"; curl -s -o /dev/null --max-time "$1" -w "\nCURLRESULT time_connect=%{time_connect} time_total=%{time_total} http=%{http_code}\n" "http://$gw:'$HTTP_PORT'/small.bin"'
     result "$(curl -s -o /dev/null -w 'host_time_connect=%{time_connect} host_time_total=%{time_total} host_http=%{http_code}' "http://127.0.0.1:$HTTP_PORT/small.bin")"
-    local links_before netns_before
-    links_before=$(ip -o link show | awk '{print $2}' | grep -v '^tk' | sort | tr '\n' ' ')
+    local links_before netns_before nft_before
+    links_before=$(ip -o link show | awk '{print $2}' | sort | tr '\n' ' ')
     netns_before=$(ip netns list | awk '{print $1}' | sort | tr '\n' ' ')
+    nft_before=$(nft list tables 2>/dev/null | sort | tr '\n' ' ')
 
     "$condition" run "Slow Net" -- sh -c "$fetch" sh 20 > "$lab/slow.out" 2>&1
     local slow_exit=$?
     sed 's/^/#   run: /' "$lab/slow.out"
-    result "slow_exit=$slow_exit $(grep -o 'sandbox_gateway=[^ ]*' "$lab/slow.out" | head -1)" \
-        "$(grep -o 'time_connect=.*' "$lab/slow.out" | head -1 | sed 's/^/slow_/; s/ time_total=/ slow_time_total=/; s/ http=/ slow_http=/')"
+    result "slow_exit=$slow_exit $(grep -o '^sandbox_gateway=[^ ]*' "$lab/slow.out" | head -1)" \
+        "$(grep '^CURLRESULT ' "$lab/slow.out" | head -1 | sed 's/^CURLRESULT //; s/time_connect=/slow_time_connect=/; s/time_total=/slow_time_total=/; s/http=/slow_http=/')"
 
     # Black Hole: the command must time out; meanwhile the host's own traffic keeps its speed.
     "$condition" run "Black Hole" -- sh -c "$fetch" sh 5 > "$lab/hole.out" 2>&1 &
@@ -364,13 +370,16 @@ scenario_sandbox() {
     wait $hole; local hole_exit=$?
     sed 's/^/#   run: /' "$lab/hole.out"
     result "hole_exit=$hole_exit hole_running_during_host_traffic=$hole_active" \
-        "$(grep -o 'http=[0-9]*' "$lab/hole.out" | head -1 | sed 's/^/hole_/')" \
+        "$(grep '^CURLRESULT ' "$lab/hole.out" | head -1 | grep -o 'http=[0-9]*' | sed 's/^/hole_/')" \
         "host_during_hole_ok=$host_ok host_during_hole_max_s=$host_max"
     local links_after netns_after
-    links_after=$(ip -o link show | awk '{print $2}' | grep -v '^tk' | sort | tr '\n' ' ')
+    local nft_after
+    links_after=$(ip -o link show | awk '{print $2}' | sort | tr '\n' ' ')
     netns_after=$(ip netns list | awk '{print $1}' | sort | tr '\n' ' ')
-    [ "$links_before" = "$links_after" ] && [ "$netns_before" = "$netns_after" ] \
-        && result "left_behind=none" || { result "left_behind=yes"; note "links before: $links_before after: $links_after; netns before: $netns_before after: $netns_after"; }
+    nft_after=$(nft list tables 2>/dev/null | sort | tr '\n' ' ')
+    [ "$links_before" = "$links_after" ] && [ "$netns_before" = "$netns_after" ] && [ "$nft_before" = "$nft_after" ] \
+        && result "left_behind=none" \
+        || { result "left_behind=yes"; note "links before: $links_before after: $links_after; netns before: $netns_before after: $netns_after; nft before: $nft_before after: $nft_after"; }
 }
 
 # One lab for the whole run (setting it up costs seconds under emulation); every scenario

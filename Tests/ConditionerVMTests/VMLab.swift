@@ -72,10 +72,12 @@ enum VMLab {
     static let whyNotReady = "needs root and the VM: run `Scripts/vm-setup` as root (or `Scripts/setup --test`), "
         + "then `swift build && swift test --no-parallel --filter ConditionerVMTests`"
 
-    /// Whether the built `condition` has a subcommand (its `--help` succeeds).
+    /// Whether the built `condition` has a subcommand: its help names it in the usage line (ArgumentParser
+    /// answers `--help` with status 0 even after an unknown subcommand, so the status alone says nothing).
     static func conditionHas(_ subcommand: String) -> Bool {
-        guard FileManager.default.isExecutableFile(atPath: condition) else { return false }
-        return (try? TestSupport.run(condition, [subcommand, "--help"]).status) == 0
+        guard FileManager.default.isExecutableFile(atPath: condition),
+              let help = try? TestSupport.run(condition, ["help", subcommand]) else { return false }
+        return (help.stdoutText + help.stderrText).contains("USAGE: condition \(subcommand)")
     }
 
     /// Boots the VM once and runs the lab's scenarios in it.
