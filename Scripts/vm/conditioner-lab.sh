@@ -370,7 +370,7 @@ scenario_sandbox() {
     wait $hole; local hole_exit=$?
     sed 's/^/#   run: /' "$lab/hole.out"
     result "hole_exit=$hole_exit hole_running_during_host_traffic=$hole_active" \
-        "$(grep '^CURLRESULT ' "$lab/hole.out" | head -1 | grep -o 'http=[0-9]*' | sed 's/^/hole_/')" \
+        "$(grep '^CURLRESULT ' "$lab/hole.out" | head -1 | grep -o 'time_total=[0-9.]* http=[0-9]*' | sed 's/^/hole_/; s/ http=/ hole_http=/')" \
         "host_during_hole_ok=$host_ok host_during_hole_max_s=$host_max"
     local links_after netns_after
     local nft_after
