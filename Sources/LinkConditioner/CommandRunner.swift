@@ -63,34 +63,14 @@ public struct ProcessRunner: CommandRunner {
             throw CommandFailedError(arguments: arguments, status: 127,
                                      stderr: "\(program): not found in PATH, /usr/sbin or /sbin (install iproute2)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = Array(arguments.dropFirst())
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
         do {
-            try process.run()
+            let result = try Spawn.run(path: path, arguments: Array(arguments.dropFirst()))
+            return CommandResult(status: result.status,
+                                 stdout: String(decoding: result.stdout, as: UTF8.self),
+                                 stderr: String(decoding: result.stderr, as: UTF8.self))
         } catch {
-            throw CommandFailedError(arguments: arguments, status: -1, stderr: "cannot start \(path): \(error)")
+            throw CommandFailedError(arguments: arguments, status: -1, stderr: "\(error)")
         }
-        // Drain both pipes at once so a chatty child never blocks on a full pipe.
-        let errData = Mutex(Data())
-        let errHandle = err.fileHandleForReading
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            let data = errHandle.readDataToEndOfFile()
-            errData.withLock { $0 = data }
-            group.leave()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return CommandResult(status: process.terminationStatus,
-                             stdout: String(decoding: outData, as: UTF8.self),
-                             stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
     }
 
     /// The absolute path of `program`, searching PATH and then /usr/sbin, /sbin, /usr/bin, /bin.

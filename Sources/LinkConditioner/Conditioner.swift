@@ -98,6 +98,9 @@ public struct Conditioner: Sendable {
     /// Applies `profile` to `interface`, or switches in place when a profile is already active there.
     /// Any failure part-way is rolled back to the state before.
     public func apply(_ profile: Profile, to interface: InterfaceName, options: ApplyOptions = ApplyOptions()) throws -> ApplyOutcome {
+        if !profile.problems.isEmpty {
+            throw ConditionerError.invalidProfile(profile: profile.name, problems: profile.problems)
+        }
         guard try interfaceExists(interface) else { throw ConditionerError.noSuchInterface(interface.rawValue) }
         if needsConfirmation(profile, on: interface) && options.duration == nil && !options.confirmed {
             throw ConditionerError.needsConfirmation(profile: profile.name, interface: interface.rawValue)

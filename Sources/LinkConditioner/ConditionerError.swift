@@ -9,6 +9,7 @@ public enum ConditionerError: Error, CustomStringConvertible {
     case needsConfirmation(profile: String, interface: String)
     case applyFailed(cause: String, rollbackProblems: [String])
     case notActive(interface: String)
+    case invalidProfile(profile: String, problems: [String])
 
     public var description: String {
         switch self {
@@ -39,6 +40,8 @@ public enum ConditionerError: Error, CustomStringConvertible {
             }
             return "\(cause); rolling back also failed: \(problems.joined(separator: "; ")). "
                 + "Inspect with `tc qdisc show` and `ip link`, and run `condition off` for the interface."
+        case .invalidProfile(let profile, let problems):
+            return "profile \"\(profile)\" cannot be applied: \(problems.joined(separator: "; ")); nothing was changed"
         case .notActive(let interface):
             return "no profile is active on \(interface)"
         }

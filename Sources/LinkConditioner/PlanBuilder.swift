@@ -33,6 +33,8 @@ public enum PlanBuilder {
     static let averagePacketBytes: UInt64 = 500
     /// Size of a full Ethernet frame plus a little, the least an htb burst or quantum may be.
     static let minimumBurstBytes: UInt64 = 1600
+    /// The ifb's queue length, which is also the limit of the pfifo htb puts below a class without netem.
+    public static let ifbQueueLength = 1000
 
     // MARK: - Whole plans for an interface
 
@@ -46,7 +48,8 @@ public enum PlanBuilder {
         if uplink.needsTree {
             commands += egressTree(device: interface, spec: uplink, replaceRoot: replaceRoot)
         }
-        commands.append(["ip", "link", "add", ifb.rawValue, "type", "ifb"])
+        // ifb's default queue is 32 packets, too short for the htb leaves below a downlink class.
+        commands.append(["ip", "link", "add", ifb.rawValue, "txqueuelen", String(ifbQueueLength), "type", "ifb"])
         commands.append(["ip", "link", "set", "dev", ifb.rawValue, "up"])
         let downlink = downlinkSpec(profile)
         if downlink.needsTree {

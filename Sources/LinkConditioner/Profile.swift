@@ -56,6 +56,24 @@ public struct Profile: Sendable, Equatable, Codable {
 
     public var needsNetem: Bool { downlink.needsNetem || uplink.needsNetem || dnsDelayMicroseconds > 0 }
 
+    /// What is out of range, for profiles built in code rather than read from a file (files are checked
+    /// by `ProfileFile`); empty when the profile is fine.
+    public var problems: [String] {
+        var problems: [String] = []
+        let maxMicroseconds = UInt64(ProfileFile.maximumMilliseconds * 1000)
+        let maxBits = UInt64(ProfileFile.maximumKbit * 1000)
+        for (label, settings) in [("downlink", downlink), ("uplink", uplink)] {
+            if settings.bitsPerSecond != 0 && !(1000...maxBits).contains(settings.bitsPerSecond) {
+                problems.append("\(label) bandwidth must be 1 kbit/s to 100 Gbit/s")
+            }
+            if settings.delayMicroseconds > maxMicroseconds { problems.append("\(label) delay must be at most 60 s") }
+            if settings.jitterMicroseconds > maxMicroseconds { problems.append("\(label) jitter must be at most 60 s") }
+            if !(0...100).contains(settings.lossPercent) { problems.append("\(label) loss must be 0 to 100%") }
+        }
+        if dnsDelayMicroseconds > maxMicroseconds { problems.append("DNS delay must be at most 60 s") }
+        return problems
+    }
+
     /// Loss high enough that a remote session over this interface would be cut.
     public var cutsRemoteSessions: Bool { downlink.lossPercent >= 90 || uplink.lossPercent >= 90 }
 

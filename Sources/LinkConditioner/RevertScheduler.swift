@@ -41,19 +41,31 @@ public enum RevertScheduler {
         guard let setsid = ProcessRunner.locate("setsid") else {
             throw ConditionerError.unexpectedOutput("cannot start the --for watchdog: setsid not found (install util-linux)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: setsid)
+        // The watchdog must hold nothing of ours: an inherited pipe or socket would keep whoever started us
+        // (a terminal session, a test harness waiting for EOF) attached until the deadline.
+        markDescriptorsCloseOnExec()
         // -f: fork, so the watchdog is never our child and survives us in a session of its own.
-        process.arguments = ["-f"] + watchdogArguments(executable: executable, interface: interface, token: token, deadline: deadline)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ConditionerError.unexpectedOutput("cannot start the --for watchdog: setsid exited \(process.terminationStatus)")
+        let arguments = ["-f"] + watchdogArguments(executable: executable, interface: interface, token: token, deadline: deadline)
+        let result: (status: Int32, stdout: [UInt8], stderr: [UInt8])
+        do {
+            result = try Spawn.run(path: setsid, arguments: arguments, captureOutput: false)
+        } catch {
+            throw ConditionerError.unexpectedOutput("cannot start the --for watchdog: \(error)")
+        }
+        guard result.status == 0 else {
+            throw ConditionerError.unexpectedOutput("cannot start the --for watchdog: setsid exited \(result.status)")
         }
         return .watchdogProcess
+    }
+
+    /// Sets FD_CLOEXEC on every open descriptor above standard error.
+    static func markDescriptorsCloseOnExec() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
+        for name in names {
+            guard let fd = Int32(name), fd > 2 else { continue }
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+        }
     }
 
     /// This program's own path, so the revert runs the same `condition`.

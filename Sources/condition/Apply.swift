@@ -36,7 +36,14 @@ struct Apply: ParsableCommand {
     func run() throws {
         let seconds = duration.flatMap(DurationParser.seconds)
         let (profile, device) = try report { (try profiles.catalog().profile(named: name), try interface.name) }
+        // With --for, Ctrl-C means "turn it off now": catch it from the start, so one arriving while
+        // applying is not lost and never kills us half-way.
+        let interrupt = seconds == nil ? nil : InterruptWaiter()
         let conditioner = Conditioner(logger: makeLogger())
+        if seconds != nil, conditioner.needsConfirmation(profile, on: device) {
+            FileHandle.standardError.write(Data(("condition: warning: \"\(profile.name)\" drops (nearly) every packet on \(device): "
+                + "remote sessions such as SSH over it are cut until it turns itself off in \(duration ?? "")\n").utf8))
+        }
         let outcome = try report {
             try conditioner.apply(profile, to: device,
                                   options: ApplyOptions(force: force, confirmed: yes, duration: seconds))
@@ -51,7 +58,8 @@ struct Apply: ParsableCommand {
             }
             announce(outcome, profile: profile, device: device, suffix: " for \(TCUnits.trim(seconds))s")
             if noWait { return }
-            waitUntil(deadline)
+            print("Waiting until then; Ctrl-C turns it off now.")
+            interrupt?.wait(until: deadline)
             let turnedOff = try report { try conditioner.off(device, token: state.token) }
             if turnedOff != nil { print("Turned \"\(profile.name)\" off on \(device).") }
         } else {
@@ -67,22 +75,29 @@ struct Apply: ParsableCommand {
               + (profile.dnsDelayMicroseconds > 0 ? ", DNS +\(TCUnits.humanTime(microseconds: profile.dnsDelayMicroseconds))" : "")
               + (outcome.state.replacedRoot.map { " (replaced \($0.kind) \($0.handle); off restores it)" } ?? ""))
     }
+}
 
-    /// Sleeps until `deadline`, or until SIGINT/SIGTERM, whichever comes first.
-    private func waitUntil(_ deadline: Date) {
-        let woken = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
+/// Catches SIGINT, SIGTERM and SIGHUP from creation on, so `wait(until:)` can end early.
+final class InterruptWaiter {
+    private let woken = DispatchSemaphore(value: 0)
+    private var sources: [any DispatchSourceSignal] = []
+
+    init() {
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { woken.signal() }
+            source.setEventHandler { [woken] in woken.signal() }
             source.resume()
             sources.append(source)
         }
-        print("Waiting until then; Ctrl-C turns it off now.")
-        _ = woken.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow))
-        sources.forEach { $0.cancel() }
     }
+
+    /// Sleeps until `deadline`, or until a signal came (also one that came before this call).
+    func wait(until deadline: Date) {
+        _ = woken.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow))
+    }
+
+    deinit { sources.forEach { $0.cancel() } }
 }
 
 struct Off: ParsableCommand {

@@ -110,6 +110,7 @@ struct ConditionerNamespaceTests {
         try #require(applied, "apply did not take effect")
         // Give apply a moment to start its watchdog, then kill it outright.
         _ = try waitFor(timeout: 1) { try run("pgrep", ["-f", "watchdog -i vc"]).status == 0 }
+        #expect(try run("ps", ["-o", "comm=", "-p", String(apply.processIdentifier)]).stdoutText.hasPrefix("condition"))
         kill(apply.processIdentifier, SIGKILL)
         apply.waitUntilExit()
         #expect(apply.terminationReason == .uncaughtSignal)
@@ -122,6 +123,40 @@ struct ConditionerNamespaceTests {
         #expect(restored, "not restored after \(elapsed) s")
         #expect(elapsed >= 2.8 && elapsed <= 4.5, "restored after \(elapsed) s, expected about 3 s")
         #expect(try pair.condition(["status"]).stdoutText.contains("No profile is active"))
+    }
+
+    /// `apply --for` waits in the foreground, shows the time left in `status`, and reverts at the deadline;
+    /// SIGINT reverts at once.
+    @Test func applyForWaitsAndRevertsAndInterruptRevertsEarly() throws {
+        let pair = try NamespacePair()
+        let profiles = try pair.profileDirectory()
+        let before = try pair.qdiscJSON()
+        let started = Date()
+        let apply = try pair.start(in: pair.client, [TestEnvironment.executable("condition").path, "apply", "Test BW",
+                                                     "-i", "vc", "--profiles", profiles.path, "--for", "2s"],
+                                   environment: pair.environment)
+        try #require(try waitFor(timeout: 1.5) { try pair.qdiscJSON().contains("7ac0:") })
+        let status = try pair.condition(["status", "--json"])
+        let active = try #require((try JSONSerialization.jsonObject(with: status.stdout) as? [String: Any])?["active"] as? [[String: Any]])
+        let left = try #require(active.first?["secondsLeft"] as? Double)
+        #expect(left > 0.5 && left <= 2)
+        apply.waitUntilExit()
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(apply.terminationStatus == 0)
+        #expect(elapsed >= 1.9 && elapsed < 3.5, "apply --for 2s returned after \(elapsed) s")
+        #expect(try pair.qdiscJSON() == before)
+
+        let interrupted = try pair.start(in: pair.client, [TestEnvironment.executable("condition").path, "apply", "Test BW",
+                                                           "-i", "vc", "--profiles", profiles.path, "--for", "1m"],
+                                         environment: pair.environment)
+        try #require(try waitFor(timeout: 1.5) { try pair.qdiscJSON().contains("7ac0:") })
+        _ = try waitFor(timeout: 1) { try run("pgrep", ["-f", "watchdog -i vc"]).status == 0 }
+        kill(interrupted.processIdentifier, SIGINT)
+        let reverted = try waitFor(timeout: 3) { try !interrupted.isRunning && pair.qdiscJSON() == before }
+        #expect(reverted, "Ctrl-C did not turn the profile off")
+        #expect(interrupted.terminationStatus == 0)
+        // The watchdog saw its profile go and left without touching anything.
+        #expect(try waitFor(timeout: 2) { try run("pgrep", ["-f", "watchdog -i vc"]).status != 0 })
     }
 
     /// A failure injected at each step of a real apply leaves vc exactly as before.

@@ -63,12 +63,14 @@ final class NamespacePair {
         try run("ip", ["netns", "exec", client, TestEnvironment.executable("condition").path] + arguments, environment: environment)
     }
 
-    /// Starts a program in a namespace and leaves it running until the pair is deleted.
+    /// Starts a program in a namespace and leaves it running until the pair is deleted. `nsenter` execs the
+    /// program itself (`ip netns exec` forks and waits), so the process's pid is the program's own: a signal
+    /// sent to it reaches the program.
     @discardableResult
     func start(in namespace: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = ["netns", "exec", namespace] + arguments
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/nsenter")
+        process.arguments = ["--net=/run/netns/\(namespace)", "--"] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

@@ -224,3 +224,19 @@ private let bandwidthOnly = Profile(name: "Test BW", downlink: LinkSettings(bits
         #expect(counters == DirectionCounters(packets: 30, bytes: 9000, dropped: 4, overlimits: 12, queued: 2))
     }
 }
+
+@Suite struct ProfileValidationTests {
+    @Test func outOfRangeValuesFromCodeNeverReachTc() throws {
+        let network = FakeNetwork()
+        let runner = network.runner()
+        let bad = Profile(name: "Bad", downlink: LinkSettings(bitsPerSecond: 10, lossPercent: 150))
+        let error = #expect(throws: ConditionerError.self) {
+            try Conditioner(runner: runner, store: temporaryStore(), kernel: FixedKernelSupport(netem: true),
+                            inInitialNamespace: false).apply(bad, to: try InterfaceName("eth0"))
+        }
+        #expect(error?.description.contains("downlink loss must be 0 to 100%") == true)
+        #expect(error?.description.contains("downlink bandwidth") == true)
+        #expect(runner.commands.isEmpty)
+        #expect(try builtIns().profiles.allSatisfy { $0.problems.isEmpty })
+    }
+}

@@ -16,7 +16,7 @@ enum ExpectedPlans {
             tc filter add dev eth0 parent 7ac0: protocol ip prio 1 u32 match ip protocol 6 0xff match ip dport 53 0xffff flowid 7ac0:20
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 2 u32 match ip6 protocol 17 0xff match ip6 dport 53 0xffff flowid 7ac0:20
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 2 u32 match ip6 protocol 6 0xff match ip6 dport 53 0xffff flowid 7ac0:20
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 32kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
@@ -34,7 +34,7 @@ enum ExpectedPlans {
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem loss 90% limit 1000
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
@@ -48,7 +48,7 @@ enum ExpectedPlans {
             ip link del dev tk-eth0
             """),
         "Black Hole": (apply: """
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
@@ -65,7 +65,7 @@ enum ExpectedPlans {
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 330kbit ceil 330kbit burst 1600 cburst 1600 quantum 4125
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 330kbit ceil 330kbit burst 1600 cburst 1600 quantum 4125
             tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 100ms limit 1000
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 780kbit ceil 780kbit burst 1600 cburst 1600 quantum 9750
@@ -83,7 +83,7 @@ enum ExpectedPlans {
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 200kbit ceil 200kbit burst 1600 cburst 1600 quantum 2500
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 200kbit ceil 200kbit burst 1600 cburst 1600 quantum 2500
             tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 440ms limit 1000
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 240kbit ceil 240kbit burst 1600 cburst 1600 quantum 3000
@@ -101,7 +101,7 @@ enum ExpectedPlans {
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 256kbit ceil 256kbit burst 1600 cburst 1600 quantum 3200
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 256kbit ceil 256kbit burst 1600 cburst 1600 quantum 3200
             tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 5ms limit 1000
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 2mbit ceil 2mbit burst 2500 cburst 2500 quantum 25000
@@ -119,7 +119,7 @@ enum ExpectedPlans {
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
             tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 2ms limit 1000
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 6mbit ceil 6mbit burst 7500 cburst 7500 quantum 75000
@@ -137,7 +137,7 @@ enum ExpectedPlans {
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
             tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 500ms loss 10% limit 1000
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
@@ -155,7 +155,7 @@ enum ExpectedPlans {
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem loss 100% limit 1000
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
@@ -173,7 +173,7 @@ enum ExpectedPlans {
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 10mbit ceil 10mbit burst 12500 cburst 12500 quantum 125000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10mbit ceil 10mbit burst 12500 cburst 12500 quantum 125000
             tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 65ms limit 1000
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 50mbit ceil 50mbit burst 62500 cburst 62500 quantum 200000
@@ -191,7 +191,7 @@ enum ExpectedPlans {
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 33mbit ceil 33mbit burst 41250 cburst 41250 quantum 200000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 33mbit ceil 33mbit burst 41250 cburst 41250 quantum 200000
             tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 1ms limit 1000
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 10
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 40mbit ceil 40mbit burst 50000 cburst 50000 quantum 200000
@@ -214,7 +214,7 @@ enum ExpectedPlans {
             tc filter add dev eth0 parent 7ac0: protocol ip prio 1 u32 match ip protocol 6 0xff match ip dport 53 0xffff flowid 7ac0:20
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 2 u32 match ip6 protocol 17 0xff match ip6 dport 53 0xffff flowid 7ac0:20
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 2 u32 match ip6 protocol 6 0xff match ip6 dport 53 0xffff flowid 7ac0:20
-            ip link add tk-eth0 type ifb
+            ip link add tk-eth0 txqueuelen 1000 type ifb
             ip link set dev tk-eth0 up
             tc qdisc add dev eth0 handle ffff: ingress
             tc filter add dev eth0 parent ffff: protocol all prio 1 u32 match u32 0 0 action mirred egress redirect dev tk-eth0
