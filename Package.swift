@@ -56,5 +56,6 @@ let package = Package(
         .testTarget(name: "LinkConditionerTests", dependencies: ["LinkConditioner", "TestSupport"]),
         .testTarget(name: "ConditionerNamespaceTests", dependencies: ["LinkConditioner", "TestSupport"]),
         .testTarget(name: "ConditionerVMTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "TestSupport"]),
     ]
 )

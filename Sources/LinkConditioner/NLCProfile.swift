@@ -172,7 +172,7 @@ public enum NLCPropertyList {
         for (prefix, direction) in [("Downlink", profile.downlink), ("Uplink", profile.uplink)] {
             result[prefix + "Bandwidth"] = value(direction.bandwidth)
             result[prefix + "BandwidthUnit"] = direction.bandwidthUnit.rawValue
-            result[prefix + "PacketLossRatio"] = value(direction.packetLossRatio)
+            result[prefix + "PacketLossRatio"] = direction.packetLossRatio // NLC stores a real
             result[prefix + "Delay"] = value(direction.delay)
         }
         return result

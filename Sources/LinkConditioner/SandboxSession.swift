@@ -45,7 +45,9 @@ public struct SandboxSession {
         try reapStale()
 
         let forwarding = SandboxForwarding(registry: registry)
-        let hostResolv = (try? String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)) ?? ""
+        // TAPKIT_RESOLV_CONF stands in for the host's file (tests, or a resolver setup kept elsewhere).
+        let resolvPath = ProcessInfo.processInfo.environment["TAPKIT_RESOLV_CONF"] ?? "/etc/resolv.conf"
+        let hostResolv = (try? String(contentsOfFile: resolvPath, encoding: .utf8)) ?? ""
         var record: SandboxRecord = try registry.withLock {
             let facts = try SandboxHostFacts.current(runner: runner)
             let identity = try registry.allocateIdentity(hostPrefixes: facts.ipv4Prefixes,
@@ -78,14 +80,14 @@ public struct SandboxSession {
                 _ = try? SandboxProcesses.spawn([watchdog, "__sandbox-watchdog", identity.id],
                                                 stdout: .null, stderr: .null, stdinNull: true, newSession: true)
             }
+            log("sandbox \(identity.id): interface \(identity.hostInterface) (host \(identity.hostIPv4), "
+                + "sandbox \(identity.namespaceIPv4)), profile \(profile.name)")
+            log("watch it from another shell with: capture -i \(identity.hostInterface) --http")
             try SandboxConditioning.apply(profile, to: identity, runner: runner)
             record.conditions = SandboxConditions(profile)
             captures = try startCaptures(request, on: identity.hostInterface)
             record.capturePIDs = captures
             try registry.save(record)
-            log("sandbox \(identity.id): interface \(identity.hostInterface) (host \(identity.hostIPv4), "
-                + "sandbox \(identity.namespaceIPv4)), profile \(profile.name)")
-            log("watch it from another shell with: capture -i \(identity.hostInterface) --http")
             if relay.interrupted() {
                 teardown(record, captures: captures)
                 return 130
@@ -97,6 +99,7 @@ public struct SandboxSession {
             let status = relay.waitForwarding(to: child)
             record.childPID = nil // reaped: its pid may be reused now
             teardown(record, captures: captures)
+            if let file = request.captureFile { Self.giveToInvokingUser(file) }
             return SandboxProcesses.exitCode(fromWaitStatus: status)
         } catch {
             teardown(record, captures: captures)
@@ -132,6 +135,14 @@ public struct SandboxSession {
         return environment
     }
 
+    /// Under sudo, the pcap belongs to the user who asked for it, not to root.
+    static func giveToInvokingUser(_ path: String) {
+        let environment = ProcessInfo.processInfo.environment
+        guard geteuid() == 0, let uid = environment["SUDO_UID"].flatMap(uid_t.init),
+              let gid = environment["SUDO_GID"].flatMap(gid_t.init), uid != 0 else { return }
+        _ = chown(path, uid, gid)
+    }
+
     /// `capture` on the host end sees every packet the sandbox sends or receives, and nothing else.
     func startCaptures(_ request: SandboxRunRequest, on interface: String) throws -> [pid_t] {
         guard request.captureFile != nil || request.printHTTP else { return [] }
@@ -152,7 +163,7 @@ public struct SandboxSession {
             }
         }
         if request.printHTTP {
-            pids.append(try SandboxProcesses.spawn([capture, "-i", interface, "--http"], stdinNull: true,
+            pids.append(try SandboxProcesses.spawn([capture, "-i", interface, "--http", "-l"], stdinNull: true,
                                                    newProcessGroup: true))
             usleep(300_000)
         }

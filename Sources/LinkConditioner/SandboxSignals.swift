@@ -34,6 +34,11 @@ public final class SandboxSignalRelay: @unchecked Sendable {
         action.sa_flags = SA_SIGINFO | SA_RESTART
         sigemptyset(&action.sa_mask)
         for signal in Self.forwarded + [SIGCHLD] { sigaction(signal, &action, nil) }
+        // A parent may have started us with these blocked (Foundation's Process does); they must arrive.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for signal in Self.forwarded + [SIGCHLD] { sigaddset(&unblock, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
     }
 
     /// Reads what the handler reported so far, without blocking.

@@ -15,7 +15,7 @@ struct Apply: ParsableCommand {
 
     @OptionGroup var profiles: ProfileOptions
     @Argument(help: "Profile name (see `condition list`).") var name: String
-    @OptionGroup var interface: InterfaceOption
+    @OptionGroup var interface: InterfaceOrSandboxOption
     @Option(name: .customLong("for"), help: ArgumentHelp(
         "Turn the profile off after this long: 3s, 500ms, 2m, 1h, 1m30s or seconds.", valueName: "duration"))
     var duration: String?
@@ -34,6 +34,10 @@ struct Apply: ParsableCommand {
     }
 
     func run() throws {
+        if let sandbox = interface.sandbox {
+            return try report { try SandboxApply.run(profile: profiles.catalog().profile(named: name), sandbox: sandbox,
+                                                     duration: duration) }
+        }
         let seconds = duration.flatMap(DurationParser.seconds)
         let (profile, device) = try report { (try profiles.catalog().profile(named: name), try interface.name) }
         // With --for, Ctrl-C means "turn it off now": catch it from the start, so one arriving while

@@ -14,7 +14,9 @@ struct Condition: AsyncParsableCommand {
             interface's ingress is redirected to. Built-in profiles can be overridden by name from \
             ~/.config/tapkit/profiles/ or --profiles DIR.
             """,
-        subcommands: [List.self, Show.self, Apply.self, Off.self, Status.self, Plan.self, Doctor.self, Watchdog.self]
+        subcommands: [List.self, Show.self, Apply.self, Off.self, Status.self, Plan.self, Doctor.self, Watchdog.self,
+                      RunCommand.self, SandboxesCommand.self, ImportCommand.self, ExportCommand.self,
+                      SandboxWatchdogCommand.self]
     )
 }
 

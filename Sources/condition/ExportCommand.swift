@@ -19,8 +19,7 @@ struct ExportCommand: ParsableCommand {
                                                                                valueName: "FILE"))
     var output: String?
 
-    @Option(name: .customLong("profiles"), help: ArgumentHelp("Also load profiles from DIR.", valueName: "DIR"))
-    var profilesDirectory: String?
+    @OptionGroup var profiles: ProfileOptions
 
     func validate() throws {
         if !nlc { throw ValidationError("say which format: --nlc (Network Link Conditioner property list)") }
@@ -28,9 +27,10 @@ struct ExportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let catalog = try ProfileCatalog.standard(extra: profilesDirectory.map { URL(fileURLWithPath: $0) },
-                                                  executable: SandboxCLI.executableURL)
-        let profiles = try names.map { try catalog.profile(named: $0) }
+        let profiles = try report { () throws -> [Profile] in
+            let catalog = try self.profiles.catalog()
+            return try names.map { try catalog.profile(named: $0) }
+        }
         profiles.flatMap(NLCConversion.exportNotes).forEach { SandboxCLI.printError("note: \($0)") }
         let data = try NLCPropertyList.write(profiles.map(NLCConversion.nlcProfile(from:)))
         if let output {

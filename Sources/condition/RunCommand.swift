@@ -24,9 +24,7 @@ struct RunCommand: ParsableCommand {
     @Argument(help: "The profile to apply (`condition list` shows them).")
     var profile: String
 
-    @Option(name: .customLong("profiles"), help: ArgumentHelp("Also load profiles from DIR (overrides by name).",
-                                                               valueName: "DIR"))
-    var profilesDirectory: String?
+    @OptionGroup var profiles: ProfileOptions
 
     @Option(name: .customLong("capture"), help: ArgumentHelp("Write everything the sandbox sends and receives to a pcap file.",
                                                              valueName: "FILE"))
@@ -47,9 +45,7 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let executable = SandboxCLI.executableURL
-        let catalog = try ProfileCatalog.standard(extra: profilesDirectory.map { URL(fileURLWithPath: $0) },
-                                                  executable: executable)
-        let chosen = try catalog.profile(named: profile)
+        let chosen = try report { try profiles.catalog().profile(named: profile) }
         let request = SandboxRunRequest(
             command: command,
             captureExecutable: executable.deletingLastPathComponent().appendingPathComponent("capture").path,
@@ -88,12 +84,7 @@ enum SandboxCLI {
     static let setupFailureStatus: Int32 = 125
 
     /// This executable, resolved (for `capture` beside it and for the watchdog).
-    static var executableURL: URL {
-        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            return URL(fileURLWithPath: path)
-        }
-        return URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-    }
+    static var executableURL: URL { URL(fileURLWithPath: RevertScheduler.currentExecutable()) }
 
     static func printError(_ message: String) {
         FileHandle.standardError.write(Data((message + "\n").utf8))

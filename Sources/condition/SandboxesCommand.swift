@@ -25,7 +25,7 @@ struct SandboxesCommand: ParsableCommand {
         let rows = [["ID", "INTERFACE", "ADDRESS", "PROFILE", "SINCE", "COMMAND"]] + records.map { record in
             [record.identity.id, record.identity.hostInterface, record.identity.namespaceIPv4, record.profile,
              formatter.string(from: record.since) + " (\(Int(now.timeIntervalSince(record.since)))s)",
-             record.command.map(shellQuoted).joined(separator: " ")]
+             shellQuoted(record.command)]
         }
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
@@ -50,17 +50,38 @@ struct SandboxesCommand: ParsableCommand {
         let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])
         return String(decoding: data, as: UTF8.self) + "\n"
     }
-
-    static func shellQuoted(_ word: String) -> String {
-        let safe = word.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "-_./=:,@%+".unicodeScalars.contains($0) }
-        return safe && !word.isEmpty ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
 }
 
 /// `condition apply PROFILE --sandbox ID`, called from the apply command.
 enum SandboxApply {
-    static func run(profile: Profile, sandbox id: String) throws {
+    static func run(profile: Profile, sandbox id: String, duration: String?) throws {
+        if duration != nil {
+            throw ReportedError(description: "--for does not apply to --sandbox: a sandbox's conditions last as long as its command")
+        }
         let record = try SandboxConditioning.switchProfile(to: profile, sandbox: id)
-        print("sandbox \(record.identity.id) (\(record.identity.hostInterface)): now \(profile.name)")
+        print("Switched sandbox \(record.identity.id) (\(record.identity.hostInterface)) to \"\(profile.name)\"")
     }
+}
+
+/// `apply`'s target: an interface (`-i`), or a running sandbox (`--sandbox ID`, from `condition sandboxes`).
+struct InterfaceOrSandboxOption: ParsableArguments {
+    @Option(name: [.short, .customLong("interface")], help: ArgumentHelp("The network interface.", valueName: "iface"))
+    var interface: String?
+
+    @Option(name: .customLong("sandbox"), help: ArgumentHelp(
+        "Switch the profile of a running sandbox instead (its id from `condition sandboxes`).", valueName: "id"))
+    var sandbox: String?
+
+    func validate() throws {
+        switch (interface, sandbox) {
+        case (nil, nil): throw ValidationError("say where: -i IFACE, or --sandbox ID for a sandbox from `condition run`")
+        case (.some, .some): throw ValidationError("give either -i IFACE or --sandbox ID, not both")
+        case (.some(let name), nil):
+            do { _ = try InterfaceName(name) } catch { throw ValidationError(error.description) }
+        case (nil, .some(let id)):
+            do { _ = try SandboxIdentity(id: id, slot: 0) } catch { throw ValidationError("\(error)") }
+        }
+    }
+
+    var name: InterfaceName { get throws { try InterfaceName(interface ?? "") } }
 }

@@ -84,3 +84,44 @@ struct NLCPropertyListTests {
         #expect(NLCProfile.Direction.bandwidth(bitsPerSecond: 1_500_000) == (1500, .kbps))
     }
 }
+
+@Suite("NLC import and export through profile files")
+struct NLCConversionTests {
+    @Test("every fixture profile survives NLC -> profile file -> profile -> NLC unchanged")
+    func roundTripThroughProfileFiles() throws {
+        let profiles = try NLCPropertyList.read(contentsOf: NLCPropertyListTests.fixture)
+        for nlc in profiles {
+            let data = try NLCConversion.profileFileData(NLCConversion.profile(from: nlc, source: "prefPaneSimulate.plist"))
+            let loaded = try ProfileFile.parse(data, file: NLCConversion.fileName(for: nlc.name))
+            #expect(NLCConversion.nlcProfile(from: loaded) == nlc, "\(nlc.name)")
+        }
+    }
+
+    @Test("units: Kbps and Mbps become kilobits, percent and milliseconds stay as they are")
+    func conversionUnits() throws {
+        let nlc = NLCProfile(name: "Mixed", downlink: .init(bandwidth: 6, bandwidthUnit: .mbps, packetLossRatio: 2.5, delay: 80),
+                             uplink: .init(bandwidth: 512, bandwidthUnit: .kbps, delay: 40), dnsDelay: 300)
+        let profile = NLCConversion.profile(from: nlc)
+        #expect(profile.downlink == LinkSettings(bitsPerSecond: 6_000_000, delayMicroseconds: 80_000, lossPercent: 2.5))
+        #expect(profile.uplink == LinkSettings(bitsPerSecond: 512_000, delayMicroseconds: 40_000))
+        #expect(profile.dnsDelayMicroseconds == 300_000)
+        let file = String(decoding: try NLCConversion.profileFileData(profile), as: UTF8.self)
+        #expect(file.contains(#""bandwidthKbit" : 6000"#), "\(file)")
+        #expect(file.contains(#""dnsDelayMs" : 300"#), "\(file)")
+    }
+
+    @Test("what NLC cannot express is reported, not silently dropped")
+    func notes() {
+        var nlc = NLCProfile(name: "Loopback Too")
+        nlc.excludeLoopback = false
+        #expect(NLCConversion.importNotes(nlc).first?.contains("ExcludeLoopback") == true)
+        let jittery = Profile(name: "Jittery", downlink: LinkSettings(delayMicroseconds: 50_000, jitterMicroseconds: 10_000))
+        #expect(NLCConversion.exportNotes(jittery).first?.contains("jitter") == true)
+    }
+
+    @Test("file names from profile names", arguments: [("100% Loss", "100-loss.json"), ("3G", "3g.json"),
+                                                      ("Flaky Hotel Wi-Fi", "flaky-hotel-wi-fi.json"), ("%%", "profile.json")])
+    func fileNames(name: String, expected: String) {
+        #expect(NLCConversion.fileName(for: name) == expected)
+    }
+}

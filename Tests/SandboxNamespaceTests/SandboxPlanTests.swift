@@ -1,0 +1,124 @@
+import Foundation
+import LinkConditioner
+import Testing
+
+/// The exact commands and files of a sandbox, checked without root.
+@Suite("sandbox plans")
+struct SandboxPlanTests {
+    let identity = try! SandboxIdentity(id: "0a1b2c", slot: 5)
+
+    @Test("names and addresses derive from id and slot")
+    func identityNaming() throws {
+        #expect(identity.namespace == "tapkit-0a1b2c")
+        #expect(identity.hostInterface == "tk-0a1b2c")
+        #expect(identity.nftTable == "tapkit_0a1b2c")
+        #expect(identity.ipv4Subnet == "10.213.0.20/30")
+        #expect(identity.hostIPv4 == "10.213.0.21")
+        #expect(identity.namespaceIPv4 == "10.213.0.22")
+        #expect(identity.hostIPv6 == "fd54:4b00:0:5::1")
+        let last = try SandboxIdentity(id: "ffffff", slot: SandboxIdentity.slotCount - 1)
+        #expect(last.namespaceIPv4 == "10.213.255.254")
+        #expect(throws: SandboxError.self) { try SandboxIdentity(id: "xyz", slot: 0) }
+        #expect(throws: SandboxError.self) { try SandboxIdentity(id: "abcdef", slot: SandboxIdentity.slotCount) }
+    }
+
+    @Test("slot allocation skips used slots and host prefixes that overlap")
+    func allocation() throws {
+        let registry = SandboxRegistry(directory: FileManager.default.temporaryDirectory
+            .appendingPathComponent("sbx-registry-\(UUID().uuidString)"))
+        defer { try? FileManager.default.removeItem(at: registry.directory) }
+        let taken = try SandboxIdentity(id: "aaaaaa", slot: 0)
+        try registry.save(SandboxRecord(identity: taken, profile: "x", command: ["true"], ownerPID: 1, ownerStartTime: nil))
+        // Slot 1 (10.213.0.4/30) is inside a host route; 10.213.0.9 is a host address in slot 2.
+        let identity = try registry.allocateIdentity(hostPrefixes: ["10.213.0.4/31", "10.213.0.9/32", "192.0.2.0/24"],
+                                                     existingNamespaces: [])
+        #expect(identity.slot == 3)
+        #expect(identity.id != "aaaaaa")
+        #expect(throws: SandboxError.noFreeSlot) {
+            try registry.allocateIdentity(hostPrefixes: ["10.0.0.0/8"], existingNamespaces: [])
+        }
+    }
+
+    @Test("setup: namespace, veth, addresses, routes, route_localnet, then the nft table")
+    func setupCommands() {
+        let plan = SandboxNetworkPlan(identity: identity, uplinkInterface: "eth0", uplinkIPv6Interface: nil,
+                                      loopbackResolver: "127.0.0.53")
+        let commands = plan.setupCommands
+        #expect(commands.first == ["ip", "netns", "add", "tapkit-0a1b2c"])
+        #expect(commands.contains(["ip", "link", "add", "tk-0a1b2c", "type", "veth", "peer", "name", "eth0",
+                                   "netns", "tapkit-0a1b2c"]))
+        #expect(commands.contains(["sysctl", "-q", "-w", "net.ipv4.conf.tk-0a1b2c.route_localnet=1"]))
+        #expect(commands.contains(["ip", "-n", "tapkit-0a1b2c", "route", "add", "default", "via", "10.213.0.21",
+                                   "dev", "eth0"]))
+        #expect(commands.contains(["nft", "add", "rule", "inet", "tapkit_0a1b2c", "prerouting", "iifname",
+                                   "\"tk-0a1b2c\"", "ip", "daddr", "10.213.0.21", "udp", "dport", "53",
+                                   "dnat", "ip", "to", "127.0.0.53"]))
+        #expect(commands.contains(["nft", "add", "rule", "inet", "tapkit_0a1b2c", "postrouting", "ip", "saddr",
+                                   "10.213.0.20/30", "oifname", "\"eth0\"", "masquerade"]))
+        // The DNS DNAT must come before the catch-all DNAT to 127.0.0.1.
+        let dns = commands.firstIndex { $0.contains("53") && $0.contains("dnat") }!
+        let all = commands.firstIndex { $0.last == "127.0.0.1" }!
+        #expect(dns < all)
+        // No IPv6 default route on the host: no IPv6 masquerade.
+        #expect(!commands.contains { $0.contains("ip6") })
+    }
+
+    @Test("teardown: one table, the namespace (which takes the veth with it), the host end")
+    func teardownCommands() {
+        #expect(SandboxNetworkPlan.teardownCommands(for: identity) == [
+            ["nft", "delete", "table", "inet", "tapkit_0a1b2c"],
+            ["ip", "netns", "delete", "tapkit-0a1b2c"],
+            ["ip", "link", "delete", "tk-0a1b2c"],
+        ])
+    }
+
+    @Test("conditioning: downlink tree on the host end, uplink tree (with DNS class) inside the namespace")
+    func conditioningPlan() throws {
+        let profile = Profile(name: "Mixed", downlink: LinkSettings(bitsPerSecond: 2_000_000),
+                              uplink: LinkSettings(bitsPerSecond: 500_000))
+        let commands = try SandboxConditioning.applyPlan(profile, to: identity)
+        let host = commands.filter { $0.starts(with: ["tc", "qdisc", "add", "dev", "tk-0a1b2c"]) || $0.contains("tk-0a1b2c") }
+        let inside = commands.filter { $0.starts(with: ["tc", "-n", "tapkit-0a1b2c"]) }
+        #expect(host.count + inside.count == commands.count)
+        #expect(host.contains { $0.contains("2Mbit") || $0.contains("2mbit") }, "\(host)")
+        #expect(inside.contains { $0.contains("500Kbit") || $0.contains("500kbit") }, "\(inside)")
+        #expect(inside.allSatisfy { $0.contains("eth0") })
+        #expect(!commands.contains { $0.contains("ifb") || $0.contains("ingress") })
+
+        let onlyDown = Profile(name: "Down", downlink: LinkSettings(bitsPerSecond: 1_000_000))
+        #expect(try SandboxConditioning.applyPlan(onlyDown, to: identity).allSatisfy { !$0.contains("-n") })
+
+        let switched = try SandboxConditioning.switchPlan(from: profile, to: onlyDown, on: identity)
+        #expect(switched.contains(["tc", "-n", "tapkit-0a1b2c", "qdisc", "del", "dev", "eth0", "root"]), "\(switched)")
+    }
+
+    @Test("netem profiles are refused when the kernel has none, before any tc change")
+    func netemRefused() throws {
+        let runner = RecordingRunner()
+        runner.respond(to: ["tc", "-n", identity.namespace, "qdisc", "add", "dev", "lo"],
+                       with: CommandResult(status: 2, stderr: "Error: Specified qdisc kind is unknown."))
+        let slow = Profile(name: "Slow", downlink: LinkSettings(bitsPerSecond: 32_000, delayMicroseconds: 100_000))
+        #expect(throws: SandboxNetemUnavailableError.self) { try SandboxConditioning.apply(slow, to: identity, runner: runner) }
+        #expect(runner.commands.count == 1)
+    }
+
+    @Test("resolv.conf: loopback resolvers become the host end (DNATed), others are kept", arguments: [
+        ("nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch lan\n",
+         "nameserver 10.213.0.21 # host resolver 127.0.0.53, via tapkit sandbox\noptions edns0 trust-ad\nsearch lan\n",
+         "127.0.0.53"),
+        ("nameserver 10.255.255.53\n", "nameserver 10.255.255.53\n", nil),
+        ("nameserver ::1\nnameserver 127.0.0.1\nnameserver 9.9.9.9\n",
+         "nameserver 10.213.0.21 # host resolver ::1, via tapkit sandbox\nnameserver 9.9.9.9\n", "127.0.0.1"),
+    ] as [(String, String, String?)])
+    func resolverConfiguration(host: String, expected: String, loopback: String?) {
+        let configuration = SandboxResolverConfiguration(hostResolvConf: host, hostAddress: identity.hostIPv4)
+        #expect(configuration.contents == expected)
+        #expect(configuration.loopbackResolver == loopback)
+    }
+
+    @Test("exit codes: the status, or 128 + signal")
+    func exitCodes() {
+        #expect(SandboxProcesses.exitCode(fromWaitStatus: 42 << 8) == 42)
+        #expect(SandboxProcesses.exitCode(fromWaitStatus: SIGSEGV) == 128 + SIGSEGV)
+    }
+}

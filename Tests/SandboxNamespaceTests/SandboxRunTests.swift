@@ -1,0 +1,188 @@
+import Foundation
+import LinkConditioner
+import Testing
+import TestSupport
+
+/// `condition run` for real, as root, on this machine's kernel (bandwidth-only profiles: no netem here).
+/// Serialized: each test creates sandboxes of its own, but the rate test wants the machine to itself.
+@Suite("condition run sandboxes", .serialized,
+       .enabled(if: TestEnvironment.isRoot, "needs root: network namespaces, veth, nftables"),
+       .enabled(if: TestEnvironment.hasProgram("curl") && TestEnvironment.hasProgram("python3"),
+                "needs curl and python3 (Scripts/setup --test)"))
+struct SandboxRunTests {
+    @Test("the command's exit status comes back, and a crash is reported as 128 + signal; nothing is left")
+    func exitStatusPassthrough() throws {
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Exit", 8000, 8000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        for (script, expected) in [("exit 42", Int32(42)), ("exit 0", 0), ("kill -SEGV $$", 128 + SIGSEGV)] {
+            let run = try SandboxHarness.RunningCondition(["run", "Sandbox Exit", "--profiles", profiles.path,
+                                                           "--", "sh", "-c", script])
+            let result = run.finish()
+            #expect(result.status == expected, "\(script): \(result.stderr)")
+            let id = try #require(SandboxHarness.sandboxID(fromStderr: result.stderr), "\(result.stderr)")
+            #expect(try SandboxHarness.leftovers(of: id) == [])
+        }
+    }
+
+    @Test("the command runs inside: own addresses, default route via the host end, resolv.conf, working directory, environment")
+    func commandSeesItsSandbox() throws {
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Inside", 8000, 8000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        let script = #"ip -4 -o addr show dev eth0; ip route show default; pwd; echo "marker=$SANDBOX_MARKER"; test -r /etc/resolv.conf && echo resolv-ok; tc qdisc show dev eth0"#
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: SandboxHarness.condition)
+        process.arguments = ["run", "Sandbox Inside", "--profiles", profiles.path, "--", "sh", "-c", script]
+        process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
+        var environment = ProcessInfo.processInfo.environment
+        environment["SANDBOX_MARKER"] = "kept-\(UInt32.random(in: 0...999_999))"
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(stdout.contains("inet 10.213."), "\(stdout)")
+        #expect(stdout.contains("default via 10.213."), "\(stdout)")
+        #expect(stdout.contains("\n/tmp\n"), "\(stdout)")
+        #expect(stdout.contains("marker=\(environment["SANDBOX_MARKER"]!)"), "\(stdout)")
+        #expect(stdout.contains("resolv-ok"))
+        // The uplink tree sits on the namespace end.
+        #expect(stdout.contains("qdisc htb 7ac0:"), "\(stdout)")
+        let id = try #require(SandboxHarness.sandboxID(fromStderr: stderr))
+        #expect(stderr.contains("tk-\(id)"), "the interface name is printed at start")
+        #expect(try SandboxHarness.leftovers(of: id) == [])
+    }
+
+    @Test("two sandboxes with different profiles download side by side, each at its own rate (within 10%)")
+    func twoSandboxesEachAtTheirOwnRate() throws {
+        // Five seconds of transfer at each rate keeps TCP's start a small part of the measurement.
+        let slowKbit = 3000, fastKbit = 7000
+        let seconds = 5
+        let server = try LoopbackHTTPServer(files: ["slow.bin": slowKbit * 125 * seconds,
+                                                    "fast.bin": fastKbit * 125 * seconds])
+        defer { server.stop() }
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Slow", slowKbit, 1000),
+                                                           ("Sandbox Fast", fastKbit, 1000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        let captures = FileManager.default.temporaryDirectory.appendingPathComponent("sbx-pcap-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: captures, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: captures) }
+
+        func start(_ profile: String, _ file: String) throws -> SandboxHarness.RunningCondition {
+            var arguments = ["run", profile, "--profiles", profiles.path]
+            if SandboxHarness.captureWrites { arguments += ["--capture", captures.appendingPathComponent(file + ".pcap").path] }
+            let url = "http://$TAPKIT_SANDBOX_HOST:\(server.port)/\(file)"
+            return try SandboxHarness.RunningCondition(arguments + ["--", "sh", "-c",
+                #"curl -sS -o /dev/null -w '%{size_download} %{time_total} %{time_starttransfer}\n' "# + url])
+        }
+        let slow = try start("Sandbox Slow", "slow.bin")
+        let fast = try start("Sandbox Fast", "fast.bin")
+        let slowResult = slow.finish(timeout: 60)
+        let fastResult = fast.finish(timeout: 60)
+        #expect(slowResult.status == 0, "\(slowResult.stderr)")
+        #expect(fastResult.status == 0, "\(fastResult.stderr)")
+
+        for (result, kbit, name) in [(slowResult, slowKbit, "slow.bin"), (fastResult, fastKbit, "fast.bin")] {
+            let fields = result.stdout.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+            try #require(fields.count == 3, "curl printed: \(result.stdout) \(result.stderr)")
+            #expect(Int(fields[0]) == kbit * 125 * seconds)
+            // From the first byte to the last: the body transfer, paced by the host end's htb.
+            let measured = fields[0] * 8 / (fields[1] - fields[2]) / 1000
+            print("sandbox \(name): \(Int(measured)) kbit/s measured for a \(kbit) kbit/s profile")
+            #expect(abs(measured - Double(kbit)) / Double(kbit) <= 0.10, "\(name): \(measured) kbit/s vs \(kbit)")
+        }
+        let slowID = try #require(SandboxHarness.sandboxID(fromStderr: slowResult.stderr))
+        let fastID = try #require(SandboxHarness.sandboxID(fromStderr: fastResult.stderr))
+        #expect(slowID != fastID)
+        #expect(try SandboxHarness.leftovers(of: slowID) == [])
+        #expect(try SandboxHarness.leftovers(of: fastID) == [])
+
+        if SandboxHarness.captureWrites && TestEnvironment.hasProgram("tcpdump") {
+            for (file, own, other) in [("slow.bin", "slow.bin", "fast.bin"), ("fast.bin", "fast.bin", "slow.bin")] {
+                let pcap = captures.appendingPathComponent(file + ".pcap").path
+                let text = try run("tcpdump", ["-nn", "-A", "-r", pcap]).stdoutText
+                #expect(text.contains("GET /\(own) HTTP/1.1"), "\(file) capture holds its own request")
+                #expect(!text.contains(other), "\(file) capture holds nothing of the other sandbox")
+            }
+        }
+    }
+
+    @Test("SIGKILL of condition run: the watchdog removes the sandbox and stops its command")
+    func killedConditionIsCleanedUp() throws {
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Killed", 8000, 8000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        let run = try SandboxHarness.RunningCondition(["run", "Sandbox Killed", "--profiles", profiles.path,
+                                                       "--", "sleep", "60"])
+        let record = try #require(run.waitForRecord(), "the sandbox was registered")
+        let child = try #require(record.childPID)
+        #expect(SandboxHarness.processExists(child))
+
+        // While it runs, `condition sandboxes` lists it.
+        let listing = try TestSupport.run(SandboxHarness.condition, ["sandboxes"])
+        #expect(listing.stdoutText.contains(record.identity.hostInterface), "\(listing.stdoutText)")
+        #expect(listing.stdoutText.contains("Sandbox Killed"))
+        #expect(listing.stdoutText.contains("sleep 60"))
+
+        kill(run.pid, SIGKILL)
+        _ = run.finish()
+        #expect(try SandboxHarness.waitUntilGone(record.identity.id, timeout: 5) == [])
+        #expect(!SandboxHarness.processExists(child), "the command in the sandbox was stopped")
+    }
+
+    @Test("SIGINT to condition run is forwarded to the command; its status comes back; nothing is left")
+    func interruptIsForwardedAndCleansUp() throws {
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Interrupted", 8000, 8000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        // A background sleep ignores SIGINT (non-interactive sh), so teardown must stop it.
+        let run = try SandboxHarness.RunningCondition(["run", "Sandbox Interrupted", "--profiles", profiles.path,
+                                                       "--", "sh", "-c", "trap 'exit 5' INT; sleep 60 & wait"])
+        let record = try #require(run.waitForRecord())
+        usleep(300_000) // let sh install its trap
+        kill(run.pid, SIGINT)
+        let result = run.finish(timeout: 20)
+        #expect(result.status == 5, "\(result.stderr)")
+        #expect(try SandboxHarness.leftovers(of: record.identity.id) == [])
+    }
+
+    @Test("a profile needing netem is refused clearly on a kernel without it, and nothing is left")
+    func netemProfileRefusedWithoutNetem() throws {
+        let hasNetem = (try? run("modprobe", ["-n", "sch_netem"]).status) == 0
+            && FileManager.default.fileExists(atPath: "/proc/net/psched")
+        let profiles = try SandboxHarness.profileDirectory([])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        let json = #"{"name": "Sandbox Delay", "downlink": {"delayMs": 50}}"#
+        try Data(json.utf8).write(to: profiles.appendingPathComponent("delay.json"))
+        let result = try run(SandboxHarness.condition, ["run", "Sandbox Delay", "--profiles", profiles.path, "--", "true"])
+        if result.status == 0 {
+            #expect(hasNetem, "the kernel accepted netem, so the run may succeed")
+        } else {
+            #expect(result.status == 125)
+            #expect(result.stderrText.contains("netem"), "\(result.stderrText)")
+        }
+        if let id = SandboxHarness.sandboxID(fromStderr: result.stderrText) {
+            #expect(try SandboxHarness.leftovers(of: id) == [])
+        }
+        #expect(SandboxRegistry.standard.records().filter { $0.profile == "Sandbox Delay" }.isEmpty)
+    }
+}
+
+@Suite("condition run under sudo", .enabled(if: TestEnvironment.isRoot, "needs root: network namespaces"))
+struct SandboxSudoTests {
+    @Test("invoked via sudo, the command runs as the invoking user with that user's HOME")
+    func dropsToInvokingUser() throws {
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Sudo", 8000, 8000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["SUDO_UID"] = "65534"
+        environment["SUDO_GID"] = "65534"
+        let result = try run(SandboxHarness.condition, ["run", "Sandbox Sudo", "--profiles", profiles.path, "--",
+                                                        "sh", "-c", "id -u; id -g; echo $HOME"], environment: environment)
+        #expect(result.status == 0, "\(result.stderrText)")
+        let lines = result.stdoutText.split(separator: "\n").map(String.init)
+        let home = getpwuid(65534).map { String(cString: $0.pointee.pw_dir) }
+        #expect(lines == ["65534", "65534", home ?? "?"], "\(result.stdoutText)")
+    }
+}
