@@ -91,7 +91,10 @@ enum VMLab {
             print("VM run (\(driver): \(scenarios.joined(separator: " "))) took "
                   + String(format: "%.0f s", Date().timeIntervalSince(started)) + "; " + result.stderrText
                   .split(separator: "\n").filter { $0.hasPrefix("vm-run:") }.joined(separator: "; "))
-            for line in output.split(separator: "\n") where line.hasPrefix("RESULT ") { print(line) }
+            // The figures and the lab's notes (what each `condition` call printed) go to the test log.
+            for line in output.split(separator: "\n") where line.hasPrefix("RESULT ") || line.hasPrefix("# ") {
+                print(line)
+            }
             if result.status != 0 && !output.contains("RESULT ") {
                 return .failure(LabError("Scripts/vm-run exited \(result.status):\n\(output.suffix(3000))\n\(result.stderrText.suffix(3000))"))
             }
