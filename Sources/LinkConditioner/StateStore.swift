@@ -70,8 +70,17 @@ public struct StateStore: Sendable {
         }
     }
 
+    func createDirectory() throws {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ConditionerError.unexpectedOutput("cannot create the state directory \(directory.path): "
+                + "\(error.localizedDescription) (run as root, or set TAPKIT_STATE_DIR to a writable directory)")
+        }
+    }
+
     public func save(_ state: ConditionState) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try createDirectory()
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -95,7 +104,7 @@ public struct StateStore: Sendable {
 
     /// Runs `body` holding an exclusive lock for the interface, so apply, off and the watchdog never interleave.
     public func withLock<T>(_ interface: InterfaceName, _ body: () throws -> T) throws -> T {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try createDirectory()
         let fd = open(url(interface, suffix: "lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw ConditionerError.unexpectedOutput("cannot open lock file in \(directory.path): \(String(cString: strerror(errno))) (run as root)")

@@ -32,7 +32,7 @@ struct ConditionerNamespaceTests {
             // The server may need a moment to listen.
             _ = try waitFor(timeout: 5, interval: 0.2) {
                 result = try run("ip", ["netns", "exec", pair.client, "iperf3", "-c", pair.serverAddress, "-p", port,
-                                        "-t", "5", "-O", "1", "-J"] + extra)
+                                        "-t", "8", "-O", "2", "-J"] + extra)
                 return result?.status == 0
             }
             let output = try #require(result)

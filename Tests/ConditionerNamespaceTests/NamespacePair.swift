@@ -34,12 +34,12 @@ final class NamespacePair {
     }
 
     deinit {
-        for process in background where process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        // Namespaces first: nothing below may keep them alive, and no wait here can block their removal.
         _ = try? run("ip", ["netns", "del", client])
         _ = try? run("ip", ["netns", "del", server])
+        for process in background where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
         try? FileManager.default.removeItem(at: stateDirectory)
     }
 
