@@ -102,7 +102,8 @@ public enum SandboxConditioning {
     /// Switches a running sandbox from its recorded profile to `profile`, in place, and records it.
     public static func switchProfile(to profile: Profile, sandbox id: String, registry: SandboxRegistry = .standard,
                                      runner: any CommandRunner = ProcessRunner()) throws -> SandboxRecord {
-        try registry.withLock {
+        guard geteuid() == 0 else { throw SandboxError.notRoot }
+        return try registry.withLock {
             guard var record = registry.record(id: id), record.ownerIsAlive else {
                 throw SandboxError.unknownSandbox(id)
             }

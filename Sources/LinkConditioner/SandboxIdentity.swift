@@ -90,7 +90,6 @@ public enum SandboxError: Error, CustomStringConvertible, Equatable {
     case invalidIdentifier(String)
     case notRoot
     case noFreeSlot
-    case commandFailed(command: [String], status: Int32, stderr: String)
     case spawnFailed(command: [String], errno: Int32)
     case unknownSandbox(String)
     case registry(String)
@@ -104,10 +103,6 @@ public enum SandboxError: Error, CustomStringConvertible, Equatable {
             return "sandboxes need root (network namespaces, veth, nftables): run with sudo"
         case .noFreeSlot:
             return "no free sandbox address slot in 10.213.0.0/16; end some sandboxes (`condition sandboxes`)"
-        case .commandFailed(let command, let status, let stderr):
-            let detail = stderr.trimmingCharacters(in: .whitespacesAndNewlines)
-            return "`\(command.joined(separator: " "))` failed with status \(status)"
-                + (detail.isEmpty ? "" : ": \(detail)")
         case .spawnFailed(let command, let code):
             return "could not start `\(command.joined(separator: " "))`: \(String(cString: strerror(code)))"
         case .unknownSandbox(let id):

@@ -21,6 +21,10 @@ public enum SandboxProcesses {
         if stdinNull { posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) }
         if case .null = stdout { posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) }
         if case .null = stderr { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        // Nothing but standard input, output and error goes through, as with sudo: a descriptor our own parent
+        // leaked to us (a pipe, Foundation's exit-notification socket) must not outlive us in the command,
+        // the watchdog or a capture.
+        closeFrom3(&actions)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -53,6 +57,21 @@ public enum SandboxProcesses {
         let code = posix_spawnp(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
         guard code == 0 else { throw SandboxError.spawnFailed(command: argv, errno: code) }
         return pid
+    }
+
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+
+    /// glibc 2.34's posix_spawn_file_actions_addclosefrom_np, which Swift's Glibc module does not export;
+    /// before that, each descriptor open now.
+    private static func closeFrom3(_ actions: inout posix_spawn_file_actions_t) {
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
+            if closeFrom(&actions, 3) == 0 { return }
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for fd in open.compactMap(Int32.init) where fd > 2 && fcntl(fd, F_GETFD) >= 0 {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
     }
 
     /// Whether `pid` is alive and is still the process that started at `startTime` (guards against reuse).

@@ -167,7 +167,14 @@ public struct SandboxSession {
                                                    newProcessGroup: true))
             usleep(300_000)
         }
-        return pids
+        for pid in pids {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                log("warning: capture (pid \(pid)) stopped at once with status \(SandboxProcesses.exitCode(fromWaitStatus: status)); "
+                    + "see its message above. The command runs anyway.")
+            }
+        }
+        return pids.filter { kill($0, 0) == 0 }
     }
 
     /// Stops captures gently (SIGINT lets them flush), then removes the sandbox under the registry lock.

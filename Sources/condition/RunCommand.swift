@@ -40,12 +40,23 @@ struct RunCommand: ParsableCommand {
         if command.isEmpty {
             throw ValidationError("missing the command to run: condition run PROFILE -- COMMAND [ARGS...]")
         }
-        if let captureFile, captureFile.isEmpty { throw ValidationError("--capture needs a file name") }
+        if let captureFile {
+            let directory = URL(fileURLWithPath: captureFile).standardizedFileURL.deletingLastPathComponent().path
+            var isDirectory: ObjCBool = false
+            guard !captureFile.isEmpty, !captureFile.hasSuffix("/"),
+                  FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--capture \(captureFile): expected a file in an existing directory")
+            }
+        }
     }
 
     func run() throws {
         let executable = SandboxCLI.executableURL
-        let chosen = try report { try profiles.catalog().profile(named: profile) }
+        let chosen: Profile
+        do { chosen = try profiles.catalog().profile(named: profile) } catch {
+            SandboxCLI.printError("condition run: \(error)")
+            throw ExitCode(SandboxCLI.setupFailureStatus)
+        }
         let request = SandboxRunRequest(
             command: command,
             captureExecutable: executable.deletingLastPathComponent().appendingPathComponent("capture").path,

@@ -111,6 +111,16 @@ enum SandboxHarness {
         return left
     }
 
+    /// Pids whose argument list contains `words` in order, adjacent.
+    static func processes(withCommandLine words: [String]) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return arguments.indices.contains { arguments[$0...].starts(with: words) }
+        }
+    }
+
     static func processExists(_ pid: Int32) -> Bool {
         guard kill(pid, 0) == 0 else { return false }
         let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""

@@ -110,6 +110,32 @@ struct SandboxRunTests {
         }
     }
 
+    @Test("uplink: what the sandbox sends is paced by the namespace end at the profile's uplink rate (within 10%)",
+          .enabled(if: TestEnvironment.hasProgram("iperf3"), "needs iperf3 (Scripts/setup --test)"))
+    func uplinkRate() throws {
+        let upKbit = 2000
+        let port = Int.random(in: 20_000...29_999)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", String(port)]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        usleep(500_000)
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Up", 50_000, upKbit)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        let result = try run(SandboxHarness.condition, ["run", "Sandbox Up", "--profiles", profiles.path, "--", "sh", "-c",
+                                                        "iperf3 -J -t 5 -c $TAPKIT_SANDBOX_HOST -p \(port)"])
+        #expect(result.status == 0, "\(result.stderrText)")
+        let report = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        let end = try #require(report["end"] as? [String: Any])
+        let received = try #require((end["sum_received"] as? [String: Any])?["bits_per_second"] as? Double)
+        let measured = received / 1000
+        print("sandbox uplink: \(Int(measured)) kbit/s measured for a \(upKbit) kbit/s profile")
+        #expect(abs(measured - Double(upKbit)) / Double(upKbit) <= 0.10, "\(measured) kbit/s vs \(upKbit)")
+    }
+
     @Test("SIGKILL of condition run: the watchdog removes the sandbox and stops its command")
     func killedConditionIsCleanedUp() throws {
         let profiles = try SandboxHarness.profileDirectory([("Sandbox Killed", 8000, 8000)])
@@ -130,6 +156,28 @@ struct SandboxRunTests {
         _ = run.finish()
         #expect(try SandboxHarness.waitUntilGone(record.identity.id, timeout: 5) == [])
         #expect(!SandboxHarness.processExists(child), "the command in the sandbox was stopped")
+    }
+
+    @Test("SIGKILL of condition run and of its watchdog: the next condition sandboxes reaps the sandbox")
+    func staleSandboxReaped() throws {
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Stale", 8000, 8000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        let run = try SandboxHarness.RunningCondition(["run", "Sandbox Stale", "--profiles", profiles.path,
+                                                       "--", "sleep", "60"])
+        let record = try #require(run.waitForRecord())
+        let watchdogs = SandboxHarness.processes(withCommandLine: ["__sandbox-watchdog", record.identity.id])
+        try #require(watchdogs.count == 1, "one watchdog runs for the sandbox")
+        watchdogs.forEach { kill($0, SIGKILL) }
+        kill(run.pid, SIGKILL)
+        run.process.waitUntilExit() // not finish(): sleep still holds the output pipes until it is reaped
+        usleep(500_000)
+        #expect(try SandboxHarness.leftovers(of: record.identity.id) != [], "nothing else removed it")
+
+        let listing = try TestSupport.run(SandboxHarness.condition, ["sandboxes"])
+        #expect(!listing.stdoutText.contains(record.identity.id), "\(listing.stdoutText)")
+        #expect(try SandboxHarness.leftovers(of: record.identity.id) == [])
+        #expect(!SandboxHarness.processExists(try #require(record.childPID)))
+        _ = run.finish(timeout: 5)
     }
 
     @Test("SIGINT to condition run is forwarded to the command; its status comes back; nothing is left")
