@@ -1,0 +1,1 @@
+// Reports: renderers for HTTP exchanges (terminal text, NDJSON, HAR).

@@ -1,0 +1,38 @@
+@testable import HTTPDecoding
+import Testing
+
+@Suite struct SHA256Tests {
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+        ("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+         "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"),
+    ])
+    func knownVectors(input: String, digest: String) {
+        #expect(SHA256.hexDigest(of: Array(input.utf8)) == digest)
+    }
+
+    @Test func millionAs() {
+        var hasher = SHA256()
+        let block = [UInt8](repeating: UInt8(ascii: "a"), count: 1000)
+        for _ in 0..<1000 { block.withUnsafeBytes { hasher.update($0) } }
+        #expect(hasher.hexDigest() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    @Test func anySplitGivesTheSameDigest() {
+        let data = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let whole = SHA256.hexDigest(of: data)
+        for piece in [1, 3, 63, 64, 65, 200] {
+            var hasher = SHA256()
+            var offset = 0
+            while offset < data.count {
+                let end = min(data.count, offset + piece)
+                data[offset..<end].withUnsafeBytes { hasher.update($0) }
+                offset = end
+            }
+            #expect(hasher.hexDigest() == whole, "piece size \(piece)")
+        }
+    }
+}
