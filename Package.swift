@@ -49,7 +49,8 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PacketDecodingTests", dependencies: ["PacketDecoding", "TestSupport"]),
         .testTarget(name: "PacketCaptureTests", dependencies: ["PacketCapture", "PacketDecoding", "TestSupport"]),
-        .testTarget(name: "FlowReassemblyTests", dependencies: ["FlowReassembly", "TestSupport"]),
+        .testTarget(
+            name: "FlowReassemblyTests", dependencies: ["FlowReassembly", "PacketDecoding", "PacketCapture", "TestSupport"]),
         .testTarget(name: "HTTPDecodingTests", dependencies: ["HTTPDecoding", "FlowReassembly", "TestSupport"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "HTTPDecoding", "TestSupport"]),
         .testTarget(name: "CaptureCLITests", dependencies: ["TestSupport"]),

@@ -1,0 +1,245 @@
+import PacketDecoding
+
+/// Bytes that arrived ahead of a hole, copied (the capture's buffer dies after the callback) until the hole fills.
+struct PendingChunk {
+    var sequence: UInt32
+    var bytes: [UInt8]
+    var end: UInt32 { sequence &+ UInt32(truncatingIfNeeded: bytes.count) }
+}
+
+/// What one call changed, for the owner's accounting.
+struct HalfStreamChange {
+    /// Bytes newly copied into the out-of-order buffer.
+    var buffered = 0
+    /// Bytes that left the buffer (delivered or given up).
+    var released = 0
+    /// Bytes of this segment that repeated bytes already seen (retransmission or overlap).
+    var duplicate = 0
+    /// An overlap carried different bytes than the ones seen first.
+    var conflict = false
+    var outOfOrder = false
+}
+
+/// One direction of a connection: the next sequence number owed to the consumer and the buffered bytes beyond it.
+///
+/// Invariants: `pending` is sorted, its chunks do not overlap, and each starts after `nextSequence` (a chunk that
+/// becomes contiguous is delivered at once by `drain`).
+struct HalfStream {
+    enum Phase { case unseen, open, ended }
+
+    var phase: Phase = .unseen
+    /// Sequence number of the next byte the consumer gets.
+    var nextSequence: UInt32 = 0
+    /// The ISN, when this direction's SYN was seen.
+    var initialSequence: UInt32?
+    /// Before the first segment of this direction: the latest ACK the peer sent for it, a hint where it starts.
+    var acknowledgedHint: UInt32?
+    /// The sequence number the FIN occupies, once a FIN was seen (first FIN wins).
+    var finSequence: UInt32?
+    var pending: [PendingChunk] = []
+    var pendingBytes = 0
+    /// When the buffer last went from empty to non-empty: the age of the oldest data waiting on a hole.
+    var stalledSince = Timestamp(seconds: 0, nanoseconds: 0)
+
+    mutating func start(at sequence: UInt32) {
+        phase = .open
+        nextSequence = sequence
+    }
+
+    var isWaitingOnHole: Bool {
+        if !pending.isEmpty { return true }
+        if let finSequence { return sequenceDistance(from: nextSequence, to: finSequence) > 0 }
+        return false
+    }
+
+    /// Whether the FIN has been reached: every byte before it was delivered or announced as a gap.
+    var reachedFIN: Bool {
+        guard let finSequence else { return false }
+        return sequenceDistance(from: nextSequence, to: finSequence) <= 0
+    }
+
+    /// Takes the captured `payload` of a segment whose first byte has number `sequence`; `uncapturedTail` more
+    /// bytes were on the wire but cut by the snap length. Delivers what is in order straight from `payload`
+    /// (no copy) and copies the rest into the buffer. Bytes already delivered or buffered win over new ones.
+    mutating func accept<Consumer: StreamConsumer>(
+        sequence: UInt32, payload: UnsafeRawBufferPointer, uncapturedTail: Int, at time: Timestamp,
+        id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer
+    ) -> HalfStreamChange {
+        var change = HalfStreamChange()
+        guard phase == .open else { return change }
+        let count = payload.count
+        var offset = sequenceDistance(from: nextSequence, to: sequence)
+        if count > 0 && offset > 0 {
+            change.outOfOrder = true
+            store(sequence: sequence, payload: payload, at: time, change: &change)
+        } else if count > 0 {
+            change.duplicate += min(count, -offset)
+            if !pending.isEmpty { compareWithPending(sequence: sequence, payload: payload, change: &change) }
+            while offset + count > 0 {
+                let from = -offset
+                var upTo = count
+                if let first = pending.first {
+                    let firstAt = sequenceDistance(from: nextSequence, to: first.sequence)
+                    upTo = min(count, from + firstAt)
+                }
+                if upTo > from {
+                    consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: payload[from..<upTo]), at: time)
+                    nextSequence &+= UInt32(truncatingIfNeeded: upTo - from)
+                }
+                change.released += drain(at: time, id: id, direction: direction, into: &consumer)
+                offset = sequenceDistance(from: nextSequence, to: sequence)
+            }
+        }
+        // Bytes cut by the snap length will never be seen; say so right away rather than stall the stream on them.
+        if uncapturedTail > 0 && sequenceDistance(from: nextSequence, to: sequence &+ UInt32(truncatingIfNeeded: count)) == 0 {
+            consumer.streamGap(id, direction, length: uncapturedTail, at: time)
+            nextSequence &+= UInt32(truncatingIfNeeded: uncapturedTail)
+            change.released += drain(at: time, id: id, direction: direction, into: &consumer)
+        }
+        return change
+    }
+
+    /// Copies the parts of an out-of-order segment that no buffered chunk covers yet.
+    private mutating func store(sequence: UInt32, payload: UnsafeRawBufferPointer, at time: Timestamp,
+                                change: inout HalfStreamChange) {
+        let wasEmpty = pending.isEmpty
+        let start = sequenceDistance(from: nextSequence, to: sequence)
+        let end = start + payload.count
+        var cursor = start
+        var index = 0
+        while cursor < end {
+            while index < pending.count && sequenceDistance(from: nextSequence, to: pending[index].end) <= cursor {
+                index += 1
+            }
+            let stop: Int
+            if index == pending.count {
+                stop = end
+            } else {
+                let chunkStart = sequenceDistance(from: nextSequence, to: pending[index].sequence)
+                if chunkStart <= cursor {
+                    // Overlap with bytes seen first: they stay; remember if the new ones disagree.
+                    let chunkEnd = chunkStart + pending[index].bytes.count
+                    let overlapEnd = min(end, chunkEnd)
+                    if !equalBytes(payload, from: cursor - start, pending[index].bytes, from: cursor - chunkStart,
+                                   count: overlapEnd - cursor) {
+                        change.conflict = true
+                    }
+                    change.duplicate += overlapEnd - cursor
+                    cursor = overlapEnd
+                    continue
+                }
+                stop = min(end, chunkStart)
+            }
+            let bytes = [UInt8](UnsafeRawBufferPointer(rebasing: payload[(cursor - start)..<(stop - start)]))
+            pending.insert(PendingChunk(sequence: nextSequence &+ UInt32(truncatingIfNeeded: cursor), bytes: bytes),
+                           at: index)
+            index += 1
+            pendingBytes += bytes.count
+            change.buffered += bytes.count
+            cursor = stop
+        }
+        if wasEmpty && !pending.isEmpty { stalledSince = time }
+    }
+
+    /// Notes whether an in-order segment disagrees with buffered bytes it overlaps (those win when delivered).
+    private func compareWithPending(sequence: UInt32, payload: UnsafeRawBufferPointer, change: inout HalfStreamChange) {
+        let segmentEnd = sequenceDistance(from: sequence, to: sequence &+ UInt32(truncatingIfNeeded: payload.count))
+        for chunk in pending {
+            let chunkStart = sequenceDistance(from: sequence, to: chunk.sequence)
+            if chunkStart >= segmentEnd { break }
+            let lower = max(0, chunkStart)
+            let upper = min(segmentEnd, chunkStart + chunk.bytes.count)
+            if upper > lower {
+                change.duplicate += upper - lower
+                if !equalBytes(payload, from: lower, chunk.bytes, from: lower - chunkStart, count: upper - lower) {
+                    change.conflict = true
+                }
+            }
+        }
+    }
+
+    /// Delivers buffered chunks that have become contiguous. Returns the bytes that left the buffer.
+    mutating func drain<Consumer: StreamConsumer>(at time: Timestamp, id: ConnectionID, direction: StreamDirection,
+                                                  into consumer: inout Consumer) -> Int {
+        var removed = 0
+        var released = 0
+        while removed < pending.count {
+            let at = sequenceDistance(from: nextSequence, to: pending[removed].sequence)
+            if at > 0 { break }
+            let skip = -at
+            let chunkCount = pending[removed].bytes.count
+            if skip < chunkCount {
+                pending[removed].bytes.withUnsafeBytes { bytes in
+                    consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: bytes[skip...]), at: time)
+                }
+                nextSequence &+= UInt32(truncatingIfNeeded: chunkCount - skip)
+            }
+            released += chunkCount
+            removed += 1
+        }
+        if removed > 0 {
+            pending.removeFirst(removed)
+            pendingBytes -= released
+        }
+        return released
+    }
+
+    /// Gives up on the hole before the first buffered chunk: announces it as a gap and delivers what follows.
+    mutating func skipToBufferedData<Consumer: StreamConsumer>(
+        at time: Timestamp, id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer
+    ) -> (gap: Int, released: Int) {
+        guard let first = pending.first else { return (0, 0) }
+        let gap = sequenceDistance(from: nextSequence, to: first.sequence)
+        if gap > 0 {
+            consumer.streamGap(id, direction, length: gap, at: time)
+            nextSequence = first.sequence
+        }
+        let released = drain(at: time, id: id, direction: direction, into: &consumer)
+        if !pending.isEmpty { stalledSince = time }
+        return (max(gap, 0), released)
+    }
+
+    /// Gives up on every hole: gaps for the missing bytes, delivery of everything buffered, and a final gap up to
+    /// the FIN when one was seen. Returns the gap bytes and the bytes that left the buffer.
+    mutating func giveUpHoles<Consumer: StreamConsumer>(
+        at time: Timestamp, id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer
+    ) -> (gap: Int, released: Int) {
+        guard phase == .open else { return (0, 0) }
+        var gap = 0
+        var released = 0
+        while !pending.isEmpty {
+            let step = skipToBufferedData(at: time, id: id, direction: direction, into: &consumer)
+            gap += step.gap
+            released += step.released
+        }
+        if let finSequence {
+            let missing = sequenceDistance(from: nextSequence, to: finSequence)
+            if missing > 0 {
+                consumer.streamGap(id, direction, length: missing, at: time)
+                nextSequence = finSequence
+                gap += missing
+            }
+        }
+        return (gap, released)
+    }
+
+    /// Ends this direction once; an unseen direction ends too, so the consumer always sees both ends.
+    mutating func end<Consumer: StreamConsumer>(
+        _ reason: StreamEndReason, at time: Timestamp, id: ConnectionID, direction: StreamDirection,
+        into consumer: inout Consumer
+    ) -> (gap: Int, released: Int) {
+        guard phase != .ended else { return (0, 0) }
+        let result = giveUpHoles(at: time, id: id, direction: direction, into: &consumer)
+        phase = .ended
+        pending = []
+        pendingBytes = 0
+        consumer.streamEnded(id, direction, reason: reason, at: time)
+        return result
+    }
+}
+
+private func equalBytes(_ a: UnsafeRawBufferPointer, from aStart: Int, _ b: [UInt8], from bStart: Int, count: Int) -> Bool {
+    guard count > 0 else { return true }
+    for i in 0..<count where a[aStart + i] != b[bStart + i] { return false }
+    return true
+}

@@ -1,0 +1,27 @@
+/// Hard bounds on what reassembly keeps in memory. Past a limit the oldest buffered data is given up: the missing
+/// bytes before it become an explicit `streamGap`, the buffered bytes are delivered, and a warning says which
+/// limit was hit. Nothing grows without bound.
+public struct ReassemblyLimits: Sendable, Hashable {
+    /// Out-of-order bytes buffered for one connection (both directions together). Default 4 MiB: several full
+    /// receive windows of a fast link, so ordinary reordering and retransmission never hit it.
+    public var maxBufferedBytesPerConnection: Int
+    /// Out-of-order bytes buffered across all connections. Default 64 MiB, which keeps a capture of any size
+    /// well under the 100 MB peak-memory target.
+    public var maxBufferedBytesTotal: Int
+    /// Connections tracked at once, including recently closed ones kept to recognise late retransmissions.
+    /// Default 65,536. At the limit the least recently active eighth are evicted (closed ones first).
+    public var maxConnections: Int
+    /// Seconds without a packet after which a connection is ended (`.idleTimeout`) and forgotten. Default 300,
+    /// Zeek's TCP inactivity timeout: long enough for HTTP keep-alive connections that sit idle between requests.
+    public var idleTimeoutSeconds: Double
+
+    public init(maxBufferedBytesPerConnection: Int = 4 << 20, maxBufferedBytesTotal: Int = 64 << 20,
+                maxConnections: Int = 65_536, idleTimeoutSeconds: Double = 300) {
+        self.maxBufferedBytesPerConnection = max(1, maxBufferedBytesPerConnection)
+        self.maxBufferedBytesTotal = max(1, maxBufferedBytesTotal)
+        self.maxConnections = max(1, maxConnections)
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+    }
+
+    public static let `default` = ReassemblyLimits()
+}

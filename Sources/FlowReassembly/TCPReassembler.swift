@@ -1,0 +1,412 @@
+import PacketDecoding
+
+/// Counters over everything a reassembler has seen, for reports and tests.
+public struct ReassemblyStatistics: Sendable, Hashable {
+    public var segments = 0
+    public var connectionsOpened = 0
+    /// Payload bytes handed to the consumer as data.
+    public var bytesDelivered = 0
+    /// Bytes announced as gaps.
+    public var gapBytes = 0
+    /// Payload bytes that repeated bytes already seen (retransmissions and overlaps).
+    public var duplicateBytes = 0
+    /// Segments that arrived ahead of a hole and were buffered.
+    public var outOfOrderSegments = 0
+    /// Overlaps whose bytes differed from the ones seen first (the first ones were kept).
+    public var conflictingOverlaps = 0
+    /// Segments that started nothing and belonged to nothing (a stray ACK or RST), or came after a close.
+    public var ignoredSegments = 0
+    /// Times a limit forced a hole to be given up or a connection to be evicted.
+    public var limitHits = 0
+    /// The most out-of-order bytes buffered between two segments, over all connections. (Within one call the
+    /// segment being stored may briefly add up to its own size before the limits release older data.)
+    public var peakBufferedBytes = 0
+    public var peakConnections = 0
+}
+
+/// TCP stream reassembly: turns captured segments, in capture order, into per-direction ordered byte streams for
+/// a `StreamConsumer`, with every hole announced as a gap. See docs/reassembly.md for the rules.
+///
+/// A value type driven from one thread. In-order data goes from the capture's buffer straight to the consumer;
+/// only data that arrives ahead of a hole is copied, and only up to `limits`.
+public struct TCPReassembler {
+    public let limits: ReassemblyLimits
+    public private(set) var statistics = ReassemblyStatistics()
+    /// Out-of-order bytes buffered right now, over all connections.
+    public private(set) var bufferedBytes = 0
+
+    private var table: [ConnectionKey: Int] = [:]
+    private var slots: [Connection] = []
+    private var freeSlots: [Int] = []
+    /// Slots whose connection has buffered bytes: the only ones the total limit needs to look at.
+    private var buffering: Set<Int> = []
+    private var nextConnectionID: UInt64 = 1
+    private var latestTime: Timestamp?
+    private var nextIdleCheck: Timestamp?
+
+    public init(limits: ReassemblyLimits = .default) {
+        self.limits = limits
+    }
+
+    /// Connections tracked, including recently closed ones kept to absorb late retransmissions.
+    public var connectionCount: Int { table.count }
+    /// Connections whose streams are still open.
+    public var openConnectionCount: Int { table.values.count { slots[$0].state == .open } }
+
+    // MARK: Entry points
+
+    /// Feeds one decoded packet; anything but an unfragmented TCP segment is ignored.
+    public mutating func process<Consumer: StreamConsumer>(_ packet: DecodedPacket, into consumer: inout Consumer) {
+        guard let segment = packet.tcp else { return }
+        process(segment, at: packet.timestamp, into: &consumer)
+    }
+
+    /// Feeds one decoded TCP segment captured at `time`. Its payload is only read during the call.
+    public mutating func process<Consumer: StreamConsumer>(_ segment: TCPSegment, at time: Timestamp,
+                                                           into consumer: inout Consumer) {
+        process(source: segment.source, destination: segment.destination, sequenceNumber: segment.sequenceNumber,
+                acknowledgmentNumber: segment.acknowledgmentNumber, flags: segment.flags, payload: segment.payload,
+                payloadLength: segment.payloadLength, at: time, into: &consumer)
+    }
+
+    /// Feeds one TCP segment by its fields. `payload` holds the captured bytes; `payloadLength` is the length the
+    /// IP header gave (more than `payload.count` when the snap length cut the packet), nil when all were captured.
+    public mutating func process<Consumer: StreamConsumer>(
+        source: Endpoint, destination: Endpoint, sequenceNumber: UInt32, acknowledgmentNumber: UInt32,
+        flags: TCPFlags, payload: UnsafeRawBufferPointer, payloadLength: Int? = nil, at time: Timestamp,
+        into consumer: inout Consumer
+    ) {
+        statistics.segments += 1
+        if latestTime.map({ time > $0 }) ?? true { latestTime = time }
+        if let check = nextIdleCheck, time >= check {
+            expireIdle(now: time, into: &consumer)
+        }
+        if nextIdleCheck == nil || time >= nextIdleCheck! {
+            nextIdleCheck = time.adding(seconds: max(1, min(limits.idleTimeoutSeconds / 10, 60)))
+        }
+
+        let key = ConnectionKey(source, destination)
+        var slot = table[key]
+        let isSYN = flags.contains(.syn), isACK = flags.contains(.ack), isRST = flags.contains(.rst)
+
+        if let existing = slot {
+            if slots[existing].state == .closed {
+                // A closed 4-tuple reopens only with a new SYN; anything else is a late retransmission.
+                let direction = slots[existing].direction(from: source)
+                if isSYN && !isRST && slots[existing][direction].initialSequence != sequenceNumber {
+                    remove(slot: existing)
+                    slot = nil
+                } else {
+                    slots[existing].lastSeen = time
+                    statistics.ignoredSegments += 1
+                    return
+                }
+            } else if isSYN && !isACK && !isRST {
+                let direction = slots[existing].direction(from: source)
+                let half = slots[existing][direction]
+                if half.phase != .unseen && half.initialSequence != sequenceNumber {
+                    // The 4-tuple was reused before we saw the old connection end.
+                    let id = slots[existing].id
+                    consumer.warning(id, "connection reused by a new SYN before it ended; ending the old one",
+                                     at: time)
+                    closeConnection(slot: existing, reason: .evicted, at: time, into: &consumer)
+                    remove(slot: existing)
+                    slot = nil
+                }
+            }
+        }
+
+        let captured = payload.count
+        let onWire = max(payloadLength ?? captured, captured)
+        if slot == nil {
+            // Only a SYN or a segment with data starts tracking; a stray ACK, FIN or RST would only make noise.
+            guard (isSYN || onWire > 0) && !isRST else {
+                statistics.ignoredSegments += 1
+                return
+            }
+            slot = openConnection(key: key, source: source, destination: destination, flags: flags, at: time,
+                                  into: &consumer)
+        }
+        guard let s = slot else { return }
+        slots[s].lastSeen = time
+        let id = slots[s].id
+        let direction = slots[s].direction(from: source)
+
+        if isRST {
+            closeConnection(slot: s, reason: .reset, at: time, into: &consumer)
+            return
+        }
+
+        // This direction's own bytes.
+        if slots[s][direction].phase == .unseen {
+            if isSYN {
+                slots[s][direction].initialSequence = sequenceNumber
+                slots[s][direction].start(at: sequenceNumber &+ 1)
+            } else {
+                // Picked up mid-stream: start at the first byte seen, or at what the peer already acknowledged
+                // when that is a little earlier (so a reordered first segment still gets buffered, not lost).
+                var start = sequenceNumber
+                if let hint = slots[s][direction].acknowledgedHint {
+                    let ahead = sequenceDistance(from: hint, to: sequenceNumber)
+                    if ahead > 0 && ahead <= limits.maxBufferedBytesPerConnection { start = hint }
+                }
+                slots[s][direction].start(at: start)
+            }
+        }
+        if slots[s][direction].phase == .open {
+            let dataSequence = isSYN ? sequenceNumber &+ 1 : sequenceNumber
+            if flags.contains(.fin) && slots[s][direction].finSequence == nil {
+                slots[s][direction].finSequence = dataSequence &+ UInt32(truncatingIfNeeded: onWire)
+            }
+            let change = slots[s][direction].accept(
+                sequence: dataSequence, payload: payload, uncapturedTail: onWire - captured, at: time, id: id,
+                direction: direction, into: &consumer)
+            account(change, slot: s, at: time, into: &consumer)
+            if slots[s][direction].reachedFIN {
+                let ended = slots[s][direction].end(.fin, at: time, id: id, direction: direction, into: &consumer)
+                account(gap: ended.gap, released: ended.released, slot: s)
+            }
+        } else if onWire > 0 {
+            statistics.duplicateBytes += onWire
+        }
+
+        // What this segment acknowledges about the other direction.
+        if isACK {
+            let other = direction.reversed
+            switch slots[s][other].phase {
+            case .unseen:
+                if let hint = slots[s][other].acknowledgedHint,
+                   sequenceDistance(from: hint, to: acknowledgmentNumber) <= 0 {
+                    break
+                }
+                slots[s][other].acknowledgedHint = acknowledgmentNumber
+            case .open:
+                // The peer acknowledged the FIN, so it holds every byte before it: a hole left now is capture
+                // loss and will never be retransmitted.
+                if let fin = slots[s][other].finSequence, sequenceDistance(from: fin, to: acknowledgmentNumber) >= 1 {
+                    let ended = slots[s][other].end(.fin, at: time, id: id, direction: other, into: &consumer)
+                    account(gap: ended.gap, released: ended.released, slot: s)
+                }
+            case .ended:
+                break
+            }
+        }
+
+        enforceBufferLimits(current: s, at: time, into: &consumer)
+
+        if slots[s].state == .open && slots[s].toServer.phase == .ended && slots[s].toClient.phase == .ended {
+            slots[s].state = .closed
+            consumer.connectionClosed(id, at: time)
+        }
+    }
+
+    /// Ends connections that saw no packet for longer than the idle timeout, and forgets closed ones as old.
+    /// `process` calls this as packet time advances; call it yourself to expire connections in a quiet live capture.
+    public mutating func expireIdle<Consumer: StreamConsumer>(now: Timestamp, into consumer: inout Consumer) {
+        var expired: [(ConnectionID, Int)] = []
+        for s in table.values where now.seconds(since: slots[s].lastSeen) > limits.idleTimeoutSeconds {
+            expired.append((slots[s].id, s))
+        }
+        expired.sort { $0.0.rawValue < $1.0.rawValue }
+        for (_, s) in expired {
+            if slots[s].state == .open {
+                closeConnection(slot: s, reason: .idleTimeout, at: now, into: &consumer)
+            }
+            remove(slot: s)
+        }
+    }
+
+    /// Ends every open stream (`.captureEnded`), giving up remaining holes as gaps, and forgets all connections.
+    /// `time` defaults to the latest packet time seen.
+    public mutating func finish<Consumer: StreamConsumer>(at time: Timestamp? = nil, into consumer: inout Consumer) {
+        let when = time ?? latestTime ?? Timestamp(seconds: 0, nanoseconds: 0)
+        var open = table.values.filter { slots[$0].state == .open }
+        open.sort { slots[$0].id.rawValue < slots[$1].id.rawValue }
+        for s in open {
+            closeConnection(slot: s, reason: .captureEnded, at: when, into: &consumer)
+        }
+        for s in Array(table.values) { remove(slot: s) }
+    }
+
+    /// Same as `finish(at:into:)`: ends every open stream at `time`.
+    public mutating func flush<Consumer: StreamConsumer>(at time: Timestamp, into consumer: inout Consumer) {
+        finish(at: time, into: &consumer)
+    }
+
+    // MARK: Connections
+
+    private mutating func openConnection<Consumer: StreamConsumer>(
+        key: ConnectionKey, source: Endpoint, destination: Endpoint, flags: TCPFlags, at time: Timestamp,
+        into consumer: inout Consumer
+    ) -> Int {
+        if table.count >= limits.maxConnections {
+            evictLeastRecentlyActive(at: time, into: &consumer)
+        }
+        let sourceIsClient: Bool
+        let guessed: Bool
+        if flags.contains(.syn) {
+            sourceIsClient = !flags.contains(.ack)
+            guessed = false
+        } else {
+            // No SYN: the lower port is the server (well-known and registered ports sit below the ephemeral
+            // range); on equal ports, the first segment's destination is.
+            sourceIsClient = source.port >= destination.port
+            guessed = true
+        }
+        let id = ConnectionID(nextConnectionID)
+        nextConnectionID += 1
+        let connection = Connection(key: key, id: id, client: sourceIsClient ? source : destination,
+                                    server: sourceIsClient ? destination : source, at: time)
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slots[free] = connection
+            slot = free
+        } else {
+            slots.append(connection)
+            slot = slots.count - 1
+        }
+        table[key] = slot
+        statistics.connectionsOpened += 1
+        statistics.peakConnections = max(statistics.peakConnections, table.count)
+        consumer.connectionOpened(id, client: connection.client, server: connection.server, at: time)
+        if guessed {
+            consumer.warning(id, "connection picked up mid-stream (no SYN seen); \(connection.server) taken as "
+                             + "the server because it has the lower port", at: time)
+        }
+        return slot
+    }
+
+    /// Ends both directions (giving up holes as gaps) and reports the close. The slot stays as a closed entry.
+    private mutating func closeConnection<Consumer: StreamConsumer>(
+        slot s: Int, reason: StreamEndReason, at time: Timestamp, into consumer: inout Consumer
+    ) {
+        guard slots[s].state == .open else { return }
+        let id = slots[s].id
+        for direction in [StreamDirection.clientToServer, .serverToClient] {
+            let ended = slots[s][direction].end(reason, at: time, id: id, direction: direction, into: &consumer)
+            account(gap: ended.gap, released: ended.released, slot: s)
+        }
+        slots[s].state = .closed
+        consumer.connectionClosed(id, at: time)
+    }
+
+    private mutating func remove(slot s: Int) {
+        account(gap: 0, released: slots[s].bufferedBytes, slot: s)
+        table.removeValue(forKey: slots[s].key)
+        buffering.remove(s)
+        slots[s].state = .free
+        slots[s].toServer = HalfStream()
+        slots[s].toClient = HalfStream()
+        freeSlots.append(s)
+    }
+
+    /// Frees an eighth of the table: closed entries first, then the connections idle the longest.
+    private mutating func evictLeastRecentlyActive<Consumer: StreamConsumer>(at time: Timestamp,
+                                                                              into consumer: inout Consumer) {
+        var candidates = Array(table.values)
+        candidates.sort { a, b in
+            let aOpen = slots[a].state == .open, bOpen = slots[b].state == .open
+            if aOpen != bOpen { return !aOpen }
+            if slots[a].lastSeen != slots[b].lastSeen { return slots[a].lastSeen < slots[b].lastSeen }
+            return slots[a].id.rawValue < slots[b].id.rawValue
+        }
+        let count = max(1, limits.maxConnections / 8)
+        for s in candidates.prefix(count) {
+            if slots[s].state == .open {
+                statistics.limitHits += 1
+                consumer.warning(slots[s].id, "connection limit (\(limits.maxConnections)) reached: "
+                                 + "evicted this least recently active connection", at: time)
+                closeConnection(slot: s, reason: .evicted, at: time, into: &consumer)
+            }
+            remove(slot: s)
+        }
+    }
+
+    // MARK: Buffer accounting and limits
+
+    private mutating func account<Consumer: StreamConsumer>(_ change: HalfStreamChange, slot s: Int,
+                                                            at time: Timestamp, into consumer: inout Consumer) {
+        statistics.duplicateBytes += change.duplicate
+        if change.outOfOrder { statistics.outOfOrderSegments += 1 }
+        if change.conflict {
+            statistics.conflictingOverlaps += 1
+            if !slots[s].warnedAboutConflict {
+                slots[s].warnedAboutConflict = true
+                consumer.warning(slots[s].id, "retransmitted bytes differ from the ones first seen; "
+                                 + "kept the first ones", at: time)
+            }
+        }
+        bufferedBytes += change.buffered
+        account(gap: 0, released: change.released, slot: s)
+    }
+
+    private mutating func account(gap: Int, released: Int, slot s: Int) {
+        statistics.gapBytes += gap
+        bufferedBytes -= released
+        if slots[s].bufferedBytes > 0 { buffering.insert(s) } else { buffering.remove(s) }
+    }
+
+    private mutating func enforceBufferLimits<Consumer: StreamConsumer>(current s: Int, at time: Timestamp,
+                                                                        into consumer: inout Consumer) {
+        while slots[s].bufferedBytes > limits.maxBufferedBytesPerConnection {
+            giveUpOldestHole(slot: s, limitDescription: "per-connection buffer limit "
+                             + "(\(limits.maxBufferedBytesPerConnection) bytes)", at: time, into: &consumer)
+        }
+        while bufferedBytes > limits.maxBufferedBytesTotal {
+            // The connection whose oldest buffered data has waited longest gives way.
+            guard let oldest = buffering.min(by: { a, b in
+                let x = slots[a].oldestStall, y = slots[b].oldestStall
+                return x != y ? x < y : slots[a].id.rawValue < slots[b].id.rawValue
+            }) else { break }
+            giveUpOldestHole(slot: oldest, limitDescription: "total buffer limit (\(limits.maxBufferedBytesTotal) "
+                             + "bytes)", at: time, into: &consumer)
+        }
+        statistics.peakBufferedBytes = max(statistics.peakBufferedBytes, bufferedBytes)
+    }
+
+    private mutating func giveUpOldestHole<Consumer: StreamConsumer>(
+        slot s: Int, limitDescription: String, at time: Timestamp, into consumer: inout Consumer
+    ) {
+        let toServer = slots[s].toServer, toClient = slots[s].toClient
+        let direction: StreamDirection
+        if toServer.pending.isEmpty {
+            direction = .serverToClient
+        } else if toClient.pending.isEmpty {
+            direction = .clientToServer
+        } else {
+            direction = toClient.stalledSince < toServer.stalledSince ? .serverToClient : .clientToServer
+        }
+        let id = slots[s].id
+        let step = slots[s][direction].skipToBufferedData(at: time, id: id, direction: direction, into: &consumer)
+        statistics.limitHits += 1
+        account(gap: step.gap, released: step.released, slot: s)
+        consumer.warning(id, "\(limitDescription) reached: gave up waiting for \(step.gap) missing bytes "
+                         + "(\(direction.label))", at: time)
+        if slots[s][direction].reachedFIN {
+            let ended = slots[s][direction].end(.fin, at: time, id: id, direction: direction, into: &consumer)
+            account(gap: ended.gap, released: ended.released, slot: s)
+        }
+    }
+}
+
+extension Connection {
+    /// When the older of the two directions' buffered data started waiting.
+    var oldestStall: Timestamp {
+        switch (toServer.pending.isEmpty, toClient.pending.isEmpty) {
+        case (false, false): return min(toServer.stalledSince, toClient.stalledSince)
+        case (false, true): return toServer.stalledSince
+        case (true, false): return toClient.stalledSince
+        case (true, true): return Timestamp(seconds: .max, nanoseconds: 0)
+        }
+    }
+}
+
+extension Timestamp {
+    func adding(seconds delta: Double) -> Timestamp {
+        let whole = delta.rounded(.down)
+        var nanos = Int64(nanoseconds) + Int64((delta - whole) * 1e9)
+        var secs = seconds + Int64(whole)
+        if nanos >= 1_000_000_000 { nanos -= 1_000_000_000; secs += 1 }
+        return Timestamp(seconds: secs, nanoseconds: Int32(nanos))
+    }
+}
