@@ -1,1 +1,0 @@
-// Reports: renderers for HTTP exchanges (terminal text, NDJSON, HAR).
