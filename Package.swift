@@ -54,6 +54,7 @@ let package = Package(
         .testTarget(name: "HTTPDecodingTests", dependencies: ["HTTPDecoding", "FlowReassembly", "TestSupport"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "HTTPDecoding", "TestSupport"]),
         .testTarget(name: "CaptureCLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "CaptureNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "LinkConditionerTests", dependencies: ["LinkConditioner", "TestSupport"]),
         .testTarget(name: "ConditionerNamespaceTests", dependencies: ["LinkConditioner", "TestSupport"]),
         .testTarget(name: "ConditionerVMTests", dependencies: ["TestSupport"]),

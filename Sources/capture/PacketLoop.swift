@@ -1,0 +1,111 @@
+import Foundation
+import PacketCapture
+import PacketDecoding
+import Reports
+
+/// Anything that lends packets one at a time: an offline or live handle, or a buffered live capture.
+protocol PacketSource {
+    func forEachPacket(limit: Int?, _ body: (CapturedPacket) throws -> Void) throws
+}
+
+extension CaptureHandle: PacketSource {}
+extension BufferedCapture: PacketSource {}
+
+/// The main loop: every packet goes to the consumer; progress shows on a terminal for long reads.
+func runPacketLoop(_ source: some PacketSource, limit: Int?, consumer: inout PacketConsumer) throws {
+    var progress = ProgressReporter(handle: consumer.handle)
+    do {
+        try source.forEachPacket(limit: limit) { packet in
+            try consumer.consume(packet)
+            progress?.tick(packets: packet.index)
+        }
+    } catch {
+        progress?.clear()
+        consumer.finish()
+        throw error
+    }
+    progress?.clear()
+}
+
+/// What happens to each packet: decoded and printed (text or JSON), or written to a pcap file.
+struct PacketConsumer {
+    let handle: CaptureHandle
+    private let decoder: PacketDecoder
+    private var writer: PacketWriter?
+    private var lines: PacketLineRenderer
+    private let json: Bool
+    private var text: PacketOutput
+    private(set) var packetsSeen = 0
+
+    struct OutputClosed: Error {}
+
+    init(handle: CaptureHandle, decoder: PacketDecoder, output: OutputOptions) throws {
+        self.handle = handle
+        self.decoder = decoder
+        if let path = output.writeFile { writer = try handle.makeWriter(path: path) }
+        var options = PacketLineRenderer.Options()
+        options.quiet = output.quiet
+        options.showTimestamp = !output.noTimestamp
+        options.ascii = output.ascii
+        options.hexAndASCII = output.hexAndASCII
+        options.utc = output.utc
+        lines = PacketLineRenderer(options: options)
+        json = output.json
+        // Line by line for a person at a terminal; big writes otherwise.
+        text = PacketOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: isatty(STDOUT_FILENO) == 1 ? 0 : 1 << 16)
+    }
+
+    mutating func consume(_ packet: CapturedPacket) throws {
+        packetsSeen += 1
+        if let writer {
+            writer.write(packet)
+            return
+        }
+        let decoded = decoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)
+        if json {
+            PacketJSONRenderer().render(decoded, index: packet.index, to: &text)
+        } else {
+            lines.render(decoded, frame: packet.bytes, to: &text)
+        }
+        if text.writeFailed {
+            handle.stop()  // the reader went away (e.g. `| head`); stop quietly
+        }
+    }
+
+    mutating func finish() {
+        text.flush()
+        if let writer { try? writer.flush() }
+        writer = nil
+    }
+}
+
+/// `\r 42% 1234567 packets` on standard error while a big file is read, when standard error is a terminal.
+struct ProgressReporter {
+    private let handle: CaptureHandle
+    private let totalBytes: Int64
+    private var lastReport = ProcessInfo.processInfo.systemUptime
+    private var shown = false
+
+    init?(handle: CaptureHandle) {
+        guard !handle.isLive, isatty(STDERR_FILENO) == 1, handle.source != "-",
+              let attributes = try? FileManager.default.attributesOfItem(atPath: handle.source),
+              let size = attributes[.size] as? Int64, size > 16 << 20 else { return nil }
+        self.handle = handle
+        self.totalBytes = size
+    }
+
+    mutating func tick(packets: Int) {
+        guard packets & 0x3fff == 0 else { return }
+        let now = ProcessInfo.processInfo.systemUptime
+        guard now - lastReport >= 0.5, let read = handle.fileBytesRead else { return }
+        lastReport = now
+        shown = true
+        let percent = Int(read * 100 / max(totalBytes, 1))
+        FileHandle.standardError.write(Data("\r\u{1b}[K\(percent)% read, \(packets) packets".utf8))
+    }
+
+    mutating func clear() {
+        if shown { FileHandle.standardError.write(Data("\r\u{1b}[K".utf8)) }
+        shown = false
+    }
+}

@@ -1,0 +1,141 @@
+import Testing
+import TestSupport
+@testable import PacketDecoding
+
+/// Link layers, each on a real capture from ../shared/fixtures/public.
+@Suite(.enabled(if: TestEnvironment.publicFixtures != nil, "needs ../shared/fixtures/public"))
+struct LinkLayerTests {
+    let client = IPAddress.v4(0x8d8e_e405)  // 141.142.228.5
+    let server = IPAddress.v4(0xc096_bb2b)  // 192.150.187.43
+
+    @Test func ethernetTCPSyn() throws {
+        try PcapFixture.publicFixture("zeek_http_get.pcap").decode(0) { packet in
+            #expect(packet.error == nil)
+            #expect(packet.link.kind == .ethernet)
+            #expect(packet.link.length == 14)
+            let tcp = try #require(packet.tcp)
+            #expect(tcp.source == Endpoint(address: client, port: 59856))
+            #expect(tcp.destination == Endpoint(address: server, port: 80))
+            #expect(tcp.sequenceNumber == 4_263_588_410)
+            #expect(tcp.flags == .syn)
+            #expect(tcp.window == 65535)
+            #expect(tcp.headerLength == 44)
+            #expect(tcp.payloadLength == 0)
+            var options: [String] = []
+            for option in TCPOptionIterator(tcp.options) {
+                switch option {
+                case .maximumSegmentSize(let mss): options.append("mss \(mss)")
+                case .noOperation: options.append("nop")
+                case .windowScale(let shift): options.append("wscale \(shift)")
+                case .timestamp(let value, let echo): options.append("TS \(value) \(echo)")
+                case .sackPermitted: options.append("sackOK")
+                case .endOfList: options.append("eol")
+                default: options.append("other")
+                }
+            }
+            #expect(options == ["mss 1460", "nop", "wscale 4", "nop", "nop", "TS 374005024 0", "sackOK", "eol"])
+        }
+    }
+
+    @Test func ethernetHTTPRequestPayload() throws {
+        try PcapFixture.publicFixture("zeek_http_get.pcap").decode(3) { packet in
+            let tcp = try #require(packet.tcp)
+            #expect(tcp.flags == [.psh, .ack])
+            #expect(tcp.payloadLength == 136)
+            #expect(tcp.payload.count == 136)
+            #expect(!tcp.isTruncated)
+            #expect(String(decoding: tcp.payload.prefix(13), as: UTF8.self) == "GET /download")
+        }
+    }
+
+    @Test func singleVLANTag() throws {
+        try PcapFixture.publicFixture("zeek_http-vlan-0.pcap").decode(0) { packet in
+            #expect(packet.link.vlanTagCount == 1)
+            #expect(packet.link.length == 18)
+            #expect(packet.tcp?.source.port == 59856)
+        }
+    }
+
+    @Test func qinqTags() throws {
+        try PcapFixture.publicFixture("zeek_http-qinq-0.pcap").decode(0) { packet in
+            #expect(packet.link.vlanTagCount == 2)
+            #expect(packet.link.length == 22)
+            #expect(packet.link.etherType == 0x0800)
+            #expect(packet.tcp?.sequenceNumber == 4_263_588_410)
+        }
+    }
+
+    @Test func linuxCookedV1() throws {
+        try PcapFixture.publicFixture("httpflow_100continue.pcap").decode(0) { packet in
+            #expect(packet.link.kind == .linuxCooked)
+            #expect(packet.link.packetType == 0)
+            let tcp = try #require(packet.tcp)
+            #expect(tcp.source == Endpoint(address: .v4(0x0a0d_018d), port: 41120))
+            #expect(tcp.destination.port == 30101)
+            #expect(tcp.sequenceNumber == 2_718_983_207)
+        }
+    }
+
+    @Test func linuxCookedV2ICMP() throws {
+        try PcapFixture.publicFixture("zeek_linux_dlt_sll2.pcap").decode(0) { packet in
+            #expect(packet.link.kind == .linuxCooked2)
+            #expect(packet.link.interfaceIndex == 1)
+            guard case .icmp(let icmp) = packet.transport else { Issue.record("not ICMP: \(packet.transport)"); return }
+            #expect(icmp.type == 8)
+            #expect(icmp.identifier == 8)
+            #expect(icmp.sequence == 1)
+            #expect(icmp.length == 64)
+        }
+    }
+
+    @Test func nflog() throws {
+        try PcapFixture.publicFixture("zeek_nflog-http.pcap").decode(0) { packet in
+            #expect(packet.link.kind == .nflog)
+            let tcp = try #require(packet.tcp)
+            #expect(tcp.source == Endpoint(address: .v4(0x0a00_020f), port: 49762))
+            #expect(tcp.sequenceNumber == 1_060_289_233)
+        }
+    }
+
+    @Test(arguments: [LinkType.raw, .rawDLT12, .rawDLT14, .ipv4])
+    func rawIPv4UDP(linkType: LinkType) throws {
+        try PcapFixture.publicFixture("tcpdump_LINKTYPE_RAW_ipv4.pcap").decode(0, as: linkType) { packet in
+            #expect(packet.link.kind == .rawIP)
+            let udp = try #require(packet.udp)
+            #expect(udp.source == Endpoint(address: .v4(0xc0a8_0164), port: 12345))
+            #expect(udp.destination == Endpoint(address: .v4(0x0909_0909), port: 53))
+            #expect(udp.payloadLength == 29)
+        }
+    }
+
+    /// macOS rvi interfaces label captures Ethernet but the frames start with the IP header.
+    @Test func ethernetLabelledFrameStartingWithIP() throws {
+        try PcapFixture.publicFixture("tcpdump_LINKTYPE_RAW_ipv4.pcap").decode(0, as: .ethernet) { packet in
+            #expect(packet.link.kind == .ethernetCarryingIP)
+            #expect(packet.udp?.destination.port == 53)
+        }
+    }
+
+    /// BSD loopback: a 4-byte address family (host order for NULL, network order for LOOP) before the IP header.
+    @Test(arguments: [(LinkType.null, [UInt8]([2, 0, 0, 0])), (LinkType.null, [0, 0, 0, 2]), (LinkType.loop, [0, 0, 0, 2])])
+    func bsdLoopback(linkType: LinkType, family: [UInt8]) throws {
+        let fixture = try PcapFixture.publicFixture("tcpdump_LINKTYPE_RAW_ipv4.pcap")
+        let frame = family + fixture.records[0].bytes
+        let decoder = try PacketDecoder(linkType: linkType)
+        try frame.withUnsafeBytes { raw in
+            let packet = decoder.decode(raw, timestamp: fixture.records[0].timestamp, originalLength: frame.count)
+            #expect(packet.link.kind == .loopback)
+            #expect(packet.link.length == 4)
+            #expect(packet.udp?.payloadLength == 29)
+        }
+    }
+
+    @Test func unsupportedLinkTypeIsNamed() {
+        #expect(throws: PacketDecoder.UnsupportedLinkType.self) { try PacketDecoder(linkType: LinkType(rawValue: 147)) }
+        do {
+            _ = try PacketDecoder(linkType: LinkType(rawValue: 147))
+        } catch {
+            #expect(error.description.contains("LINKTYPE_147"))
+        }
+    }
+}
