@@ -77,6 +77,18 @@ public struct HTTPRequest: Sendable, Hashable {
     public var headSize: Int
     public var start: Timestamp
     public var end: Timestamp
+
+    public init(method: String, uri: String, version: String, headers: HTTPHeaders, body: HTTPBody, headSize: Int,
+                start: Timestamp, end: Timestamp) {
+        self.method = method
+        self.uri = uri
+        self.version = version
+        self.headers = headers
+        self.body = body
+        self.headSize = headSize
+        self.start = start
+        self.end = end
+    }
 }
 
 /// A 1xx response that came before the final one (100 Continue, 103 Early Hints).
@@ -97,6 +109,19 @@ public struct HTTPResponse: Sendable, Hashable {
     public var interim: [HTTPInterimResponse]
     public var start: Timestamp
     public var end: Timestamp
+
+    public init(status: Int, reason: String, version: String, headers: HTTPHeaders, body: HTTPBody, headSize: Int,
+                interim: [HTTPInterimResponse], start: Timestamp, end: Timestamp) {
+        self.status = status
+        self.reason = reason
+        self.version = version
+        self.headers = headers
+        self.body = body
+        self.headSize = headSize
+        self.interim = interim
+        self.start = start
+        self.end = end
+    }
 }
 
 /// One request paired with its response, as seen on one connection.
@@ -115,6 +140,18 @@ public struct HTTPExchange: Sendable, Hashable {
     /// Set when a 101 response (or a 2xx to CONNECT) turned the connection into something else; the bytes that
     /// follow are not parsed as HTTP. Values: the Upgrade header (`websocket`, `h2c`) or `tunnel` for CONNECT.
     public var upgrade: String?
+
+    public init(connection: ConnectionID, client: Endpoint, server: Endpoint, request: HTTPRequest?,
+                response: HTTPResponse?, complete: Bool, warnings: [String], upgrade: String?) {
+        self.connection = connection
+        self.client = client
+        self.server = server
+        self.request = request
+        self.response = response
+        self.complete = complete
+        self.warnings = warnings
+        self.upgrade = upgrade
+    }
 
     /// When the exchange began: the request's first byte, else the response's.
     public var time: Timestamp { request?.start ?? response?.start ?? Timestamp(seconds: 0, nanoseconds: 0) }
