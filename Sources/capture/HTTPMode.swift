@@ -100,7 +100,7 @@ final class HTTPOutputSink {
             FileHandle.standardError.write(Data(HTTPTextRenderer(options: HTTPTextRenderer.Options())
                 .render(warning: message, time: time).utf8))
         }
-        if flushEachExchange { text.flush() }
+        if flushEachExchange || text.bytes.count >= text.flushThreshold { text.flush() }
         if text.writeFailed { handle.stop() }
     }
 
@@ -120,3 +120,4 @@ final class HTTPOutputSink {
         }
     }
 }
+
