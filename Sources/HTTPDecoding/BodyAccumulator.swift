@@ -11,9 +11,9 @@ final class BodyAccumulator {
     private var decoding: Bool
 
     private var transferSize = 0
-    private var rawHash = SHA256()
+    private lazy var rawHash = SHA256()
     private var rawKept: [UInt8] = []
-    private var decodedHash = SHA256()
+    private let decodedHash = SHA256()
     private var decodedSize = 0
     private var decodedKept: [UInt8] = []
     private var stageFailure: DecodeFailure?

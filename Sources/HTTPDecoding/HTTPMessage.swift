@@ -9,17 +9,34 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// The first value of a header, name compared case-insensitively.
     public subscript(name: String) -> String? {
-        let lowered = name.lowercased()
-        return fields.first { $0.name.lowercased() == lowered }?.value
+        fields.first { Self.sameName($0.name, name) }?.value
     }
 
     /// Every value of a header, each comma-separated list split into its trimmed, lower-cased elements.
     public func tokens(_ name: String) -> [String] {
-        let lowered = name.lowercased()
-        return fields.filter { $0.name.lowercased() == lowered }
-            .flatMap { $0.value.split(separator: ",") }
-            .map { $0.trimmingASCIIWhitespace().lowercased() }
-            .filter { !$0.isEmpty }
+        var result: [String] = []
+        for field in fields where Self.sameName(field.name, name) {
+            for part in field.value.split(separator: ",") {
+                let token = part.trimmingASCIIWhitespace().lowercased()
+                if !token.isEmpty { result.append(token) }
+            }
+        }
+        return result
+    }
+
+    /// Every value of a header, raw.
+    public func values(_ name: String) -> [String] {
+        fields.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// ASCII case-insensitive comparison of field names, without allocating.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        let x = a.utf8, y = b.utf8
+        guard x.count == y.count else { return false }
+        for (p, q) in zip(x, y) where p != q {
+            guard p | 0x20 == q | 0x20, (p | 0x20) >= 0x61, (p | 0x20) <= 0x7a else { return false }
+        }
+        return true
     }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }

@@ -137,8 +137,8 @@ final class HTTPConnection: MessageParserDelegate {
         let message = MessageInProgress(head: head, headSize: headSize, start: time, warnings: warnings, limits: limits)
         let headers = head.headers
         let chunked = headers.tokens("Transfer-Encoding").last == "chunked"
-        let lengthValues = headers.fields.filter { $0.name.lowercased() == "content-length" }
-            .flatMap { $0.value.split(separator: ",") }.map { $0.trimmingASCIIWhitespace() }
+        let lengthValues = headers.values("Content-Length")
+            .flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIIWhitespace() }
         let declaredLength: Int? = {
             guard let first = lengthValues.first, lengthValues.allSatisfy({ $0 == first }) else { return nil }
             return Int(first).flatMap { $0 >= 0 ? $0 : nil }
