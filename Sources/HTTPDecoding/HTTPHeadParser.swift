@@ -24,28 +24,27 @@ enum HTTPHeadParser {
     /// Parses a complete head (start line, fields, blank line). Accepts bare LF line ends and obsolete line
     /// folding, as real servers and clients send both.
     static func parse(_ head: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedHead {
-        var lines: [ArraySlice<UInt8>] = []
+        var startLine: ParsedStartLine?
+        var fields: [(name: String, value: String)] = []
+        fields.reserveCapacity(16)
         var lineStart = head.startIndex
         var index = head.startIndex
-        while index < head.endIndex {
-            if head[index] == lf {
-                var end = index
-                if end > lineStart && head[end - 1] == cr { end -= 1 }
-                lines.append(head[lineStart..<end])
-                lineStart = index + 1
-            }
+        while index <= head.endIndex {
+            guard index == head.endIndex || head[index] == lf else { index += 1; continue }
+            var end = index
+            if end > lineStart && head[end - 1] == cr { end -= 1 }
+            let line = head[lineStart..<end]
+            lineStart = index + 1
             index += 1
-        }
-        if lineStart < head.endIndex { lines.append(head[lineStart...]) }
-        while let last = lines.last, last.isEmpty { lines.removeLast() }
-        guard let first = lines.first else { throw HeadParseError(description: "empty message head") }
-        let startLine = try parseStartLine(first, role: role)
-        var fields: [(name: String, value: String)] = []
-        for line in lines.dropFirst() {
+            if line.isEmpty { if startLine == nil { continue } else { break } }
+            guard startLine != nil else {
+                startLine = try parseStartLine(line, role: role)
+                continue
+            }
             if let lead = line.first, lead == space || lead == tab {
                 // Obsolete line folding: a continuation of the previous field's value.
                 guard !fields.isEmpty else { throw HeadParseError(description: "header continuation line before any header") }
-                fields[fields.count - 1].value += " " + text(line).trimmingASCIIWhitespace()
+                fields[fields.count - 1].value += " " + text(trimmed(line))
                 continue
             }
             guard let colonIndex = line.firstIndex(of: colon), colonIndex > line.startIndex else {
@@ -55,9 +54,18 @@ enum HTTPHeadParser {
             guard name.allSatisfy(isTokenByte) else {
                 throw HeadParseError(description: "invalid header name \"\(preview(name))\"")
             }
-            fields.append((text(name), text(line[(colonIndex + 1)...]).trimmingASCIIWhitespace()))
+            fields.append((text(name), text(trimmed(line[(colonIndex + 1)...]))))
         }
+        guard let startLine else { throw HeadParseError(description: "empty message head") }
         return ParsedHead(startLine: startLine, headers: HTTPHeaders(fields))
+    }
+
+    /// Without leading and trailing spaces and tabs.
+    static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var slice = bytes
+        while let first = slice.first, first == space || first == tab { slice = slice.dropFirst() }
+        while let last = slice.last, last == space || last == tab { slice = slice.dropLast() }
+        return slice
     }
 
     /// Trailer fields (no start line); lines that are not fields are skipped.
@@ -66,7 +74,7 @@ enum HTTPHeadParser {
             var line = line
             if line.last == cr { line = line.dropLast() }
             guard let colonIndex = line.firstIndex(of: colon), colonIndex > line.startIndex else { return nil }
-            return (text(line[line.startIndex..<colonIndex]), text(line[(colonIndex + 1)...]).trimmingASCIIWhitespace())
+            return (text(line[line.startIndex..<colonIndex]), text(trimmed(line[(colonIndex + 1)...])))
         }
     }
 
@@ -118,6 +126,8 @@ enum HTTPHeadParser {
 
     /// UTF-8 when valid, else Latin-1 (RFC 9110 says field values are historically ISO-8859-1).
     static func text(_ bytes: ArraySlice<UInt8>) -> String {
+        // Header bytes are nearly always ASCII, which needs no validation.
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         if let utf8 = String(validating: bytes, as: UTF8.self) { return utf8 }
         return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
