@@ -108,9 +108,10 @@ enum HTTPHeadParser {
     /// `HTTP/` followed by digit `.` digit.
     static func isVersion(_ bytes: ArraySlice<UInt8>) -> Bool {
         guard bytes.count == 8 else { return false }
-        let b = Array(bytes)
-        return b[0] == 0x48 && b[1] == 0x54 && b[2] == 0x54 && b[3] == 0x50 && b[4] == 0x2f
-            && (0x30...0x39).contains(b[5]) && b[6] == 0x2e && (0x30...0x39).contains(b[7])
+        let s = bytes.startIndex
+        @inline(__always) func b(_ i: Int) -> UInt8 { bytes[s + i] }
+        return b(0) == 0x48 && b(1) == 0x54 && b(2) == 0x54 && b(3) == 0x50 && b(4) == 0x2f
+            && (0x30...0x39).contains(b(5)) && b(6) == 0x2e && (0x30...0x39).contains(b(7))
     }
 
     static func isTokenByte(_ byte: UInt8) -> Bool {

@@ -5,6 +5,11 @@ import PacketDecoding
 /// (docs/http.md); add fields only with the documentation, never rename.
 public enum HTTPJSONRenderer {
     public static func line(for exchange: HTTPExchange) -> String {
+        String(decoding: bytes(for: exchange), as: UTF8.self)
+    }
+
+    /// The line's UTF-8 bytes, without a newline (what `line(for:)` returns, without building a String).
+    public static func bytes(for exchange: HTTPExchange) -> [UInt8] {
         var json = JSONText()
         json.raw("{")
         json.key("ts"); json.seconds(exchange.time.secondsSinceEpoch)
@@ -57,7 +62,7 @@ public enum HTTPJSONRenderer {
             json.string(warning)
         }
         json.raw("]}")
-        return json.text
+        return json.bytes
     }
 
     private static func headers(_ headers: HTTPHeaders, into json: inout JSONText) {

@@ -82,7 +82,7 @@ final class HTTPOutputSink {
             shown += 1
             if !exchange.complete { incomplete += 1 }
             if json {
-                text.append(HTTPJSONRenderer.line(for: exchange))
+                HTTPJSONRenderer.bytes(for: exchange).withUnsafeBytes { text.append(raw: $0) }
                 text.append(UInt8(ascii: "\n"))
             } else {
                 text.append(renderer.render(exchange))
