@@ -67,9 +67,6 @@ public struct HTTPBody: Sendable, Hashable {
     /// The Content-Type value, when there was one.
     public var contentType: String?
 
-    public static let empty = HTTPBody(size: 0, sha256: SHA256.hexDigest(of: []), encoding: [], transferSize: 0,
-                                       kept: [], keptIsPartial: false, contentType: nil)
-
     public init(size: Int, sha256: String, encoding: [String], transferSize: Int, kept: [UInt8],
                 keptIsPartial: Bool, contentType: String?) {
         self.size = size

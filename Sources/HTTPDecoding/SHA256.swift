@@ -6,10 +6,17 @@ internal import CCompression
 public final class SHA256 {
     private let context: OpaquePointer
 
+    /// Fetched once: OpenSSL 3 would otherwise look the algorithm up again for every body.
+    private nonisolated(unsafe) static let algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+
     public init() {
         guard let context = EVP_MD_CTX_new() else { fatalError("libcrypto: out of memory creating a digest context") }
         self.context = context
-        EVP_DigestInit_ex(context, EVP_sha256(), nil)
+        if let algorithm = Self.algorithm {
+            EVP_DigestInit_ex2(context, algorithm, nil)
+        } else {
+            EVP_DigestInit_ex(context, EVP_sha256(), nil)
+        }
     }
 
     deinit { EVP_MD_CTX_free(context) }

@@ -16,7 +16,9 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
     var consumer = HTTPStreamDecoder(limits: limits) { event in sink.handle(event) }
     var reassembler = TCPReassembler()
 
+    var lastTime: Timestamp?
     let packetLoop: (CapturedPacket) throws -> Void = { packet in
+        lastTime = packet.timestamp
         let decoded = decoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)
         reassembler.process(decoded, into: &consumer)
     }
@@ -32,8 +34,9 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
         failure = error
     }
     // Connections still open are reported as cut short; requests still waiting appear with no response.
-    reassembler.finish(into: &consumer)
-    consumer.flush(at: Timestamp(seconds: 0, nanoseconds: 0))
+    let end = lastTime ?? Timestamp(seconds: 0, nanoseconds: 0)
+    reassembler.finish(at: end, into: &consumer)
+    consumer.flush(at: end)
     sink.finish()
     if let failure { throw failure }
 }
