@@ -104,6 +104,11 @@ public final class CaptureHandle: @unchecked Sendable {
                 throw .liveFailed(interface: interface, message: message)
             }
         }
+        if interface == "any" {
+            // Cooked v2 keeps the interface index and direction of each packet (tcpdump does the same);
+            // stay with v1 if this libpcap cannot.
+            _ = pcap_set_datalink(pcap, 276)
+        }
         return CaptureHandle(pcap: pcap, source: interface, isLive: true)
     }
 
@@ -135,21 +140,24 @@ public final class CaptureHandle: @unchecked Sendable {
     public func forEachPacket(limit: Int? = nil, _ body: (CapturedPacket) throws -> Void) throws {
         var header: UnsafeMutablePointer<pcap_pkthdr>?
         var data: UnsafePointer<UInt8>?
+        // Classic pcap offsets are counted (exact, and works on pipes); asking stdio each packet would cost a
+        // syscall. For pcapng the error reports where reading stopped.
         var countedOffset: Int64 = 24
-        let file = isLive ? nil : pcap_file(pcap)
+        // A local count (written back on exit) keeps class-property access checks out of the per-packet path.
+        var count = packetsRead
+        defer { packetsRead = count }
+        let limit = limit ?? Int.max
         while !stopRequested.load(ordering: .relaxed) {
-            if let limit, packetsRead >= limit { return }
-            let recordOffset: Int64? = file.map { Int64(ftello($0)) }.flatMap { $0 >= 0 ? $0 : nil }
-                ?? (isClassicPcap ? countedOffset : nil)
+            if count >= limit { return }
             let status = pcap_next_ex(pcap, &header, &data)
             switch status {
             case 1:
                 guard let header, let data else { continue }
-                packetsRead += 1
+                count += 1
                 let caplen = Int(header.pointee.caplen)
                 countedOffset += 16 + Int64(caplen)
                 let packet = CapturedPacket(
-                    index: packetsRead,
+                    index: count,
                     timestamp: Timestamp(seconds: Int64(header.pointee.ts.tv_sec),
                                          nanoseconds: Int32(truncatingIfNeeded: header.pointee.ts.tv_usec)),
                     originalLength: Int(header.pointee.len),
@@ -162,7 +170,8 @@ public final class CaptureHandle: @unchecked Sendable {
             default:
                 let message = String(cString: pcap_geterr(pcap))
                 if isLive { throw CaptureError.liveFailed(interface: source, message: message) }
-                throw CaptureError.readFailed(packetIndex: packetsRead + 1, byteOffset: recordOffset, message: message)
+                let offset = isClassicPcap ? countedOffset : fileBytesRead
+                throw CaptureError.readFailed(packetIndex: count + 1, byteOffset: offset, message: message)
             }
         }
     }

@@ -155,6 +155,22 @@ public struct TCPSegment: Sendable {
     public var payloadLength: Int
     /// Fewer payload bytes were captured than the segment carried (snap length).
     public var isTruncated: Bool { payload.count < payloadLength }
+
+    public init(source: Endpoint, destination: Endpoint, sequenceNumber: UInt32, acknowledgmentNumber: UInt32,
+                flags: TCPFlags, window: UInt16, urgentPointer: UInt16, headerLength: Int,
+                options: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, payloadLength: Int) {
+        self.source = source
+        self.destination = destination
+        self.sequenceNumber = sequenceNumber
+        self.acknowledgmentNumber = acknowledgmentNumber
+        self.flags = flags
+        self.window = window
+        self.urgentPointer = urgentPointer
+        self.headerLength = headerLength
+        self.options = options
+        self.payload = payload
+        self.payloadLength = payloadLength
+    }
 }
 
 public struct UDPDatagram: Sendable {

@@ -23,6 +23,8 @@ public struct PacketLineRenderer {
     }
 
     public var options: Options
+    /// Conversations remembered for relative sequence numbers (tcpdump's table has no limit).
+    public static let maximumConversations = 1 << 16
     private var sequenceBases: [ConversationKey: SequenceBase] = [:]
     private var cachedSecond: Int64 = .min
     private var cachedClock: (hour: Int32, minute: Int32, second: Int32) = (0, 0, 0)
@@ -43,9 +45,9 @@ public struct PacketLineRenderer {
         }
         switch packet.network {
         case .ipv4(let header):
-            renderIPv4(packet, header, to: &output)
+            renderIPv4(packet, header, frame: frame, to: &output)
         case .ipv6(let header):
-            renderIPv6(packet, header, to: &output)
+            renderIPv6(packet, header, frame: frame, to: &output)
         case .arp(let arp):
             renderARP(arp, packet: packet, to: &output)
         case .other(let etherType):
@@ -54,11 +56,20 @@ public struct PacketLineRenderer {
             output.append(", length ")
             output.append(decimal: packet.originalLength)
         case .none:
-            if let error = packet.error {
-                output.append("[|")
-                output.append(error.layer.rawValue)
-                output.append("] ")
-                output.append(error.description)
+            if let error = packet.error, error.layer == .ipv4 || error.layer == .ipv6 {
+                output.append(error.layer == .ipv4 ? "IP  [|ip]" : "IP6  [|ip6]")
+            } else if packet.error != nil {
+                // The link header itself was cut: tcpdump's marker names the link protocol.
+                output.append(" [|")
+                switch packet.linkType {
+                case .nflog: output.append("nflog")
+                case .linuxSLL: output.append("sll")
+                case .linuxSLL2: output.append("sll2")
+                case .null, .loop: output.append("null")
+                case .ethernet: output.append("ether")
+                default: output.append("raw")
+                }
+                output.append("]")
             } else {
                 output.append("unknown packet, length ")
                 output.append(decimal: packet.originalLength)
@@ -168,7 +179,8 @@ public struct PacketLineRenderer {
 
     // MARK: IP
 
-    private mutating func renderIPv4(_ packet: DecodedPacket, _ header: IPv4Header, to output: inout PacketOutput) {
+    private mutating func renderIPv4(_ packet: DecodedPacket, _ header: IPv4Header, frame: UnsafeRawBufferPointer,
+                                     to output: inout PacketOutput) {
         output.append("IP ")
         let wireLength = packet.originalLength - packet.link.length
         if header.totalLength > wireLength {
@@ -185,23 +197,44 @@ public struct PacketLineRenderer {
         }
         switch packet.transport {
         case .tcp(let segment):
-            renderTCP(segment, packet: packet, withAddresses: true, to: &output)
+            renderTCP(segment, withAddresses: true, to: &output)
         case .udp(let datagram):
             renderUDP(datagram, withAddresses: true, to: &output)
         case .icmp(let message):
             appendAddresses(header.source, header.destination, to: &output)
             renderICMP(message, to: &output)
         default:
+            let segmentLength = min(header.totalLength, max(wireLength, header.headerLength)) - header.headerLength
+            if packet.error?.layer == .tcp,
+               renderCutTCP(frame, at: packet.link.length + header.headerLength, segmentLength: segmentLength,
+                            source: header.source, destination: header.destination, withAddresses: true, to: &output) {
+                return
+            }
+            if packet.error?.layer == .udp, frame.count - (packet.link.length + header.headerLength) >= 4 {
+                let start = packet.link.length + header.headerLength
+                appendEndpoints(Endpoint(address: header.source, port: UInt16(frame[start]) << 8 | UInt16(frame[start + 1])),
+                                Endpoint(address: header.destination, port: UInt16(frame[start + 2]) << 8 | UInt16(frame[start + 3])),
+                                withAddresses: true, to: &output)
+                output.append(" [|udp]")
+                return
+            }
             appendAddresses(header.source, header.destination, to: &output)
             renderOther(packet, protocolNumber: header.protocolNumber,
                         length: header.totalLength - header.headerLength, to: &output)
         }
     }
 
-    private mutating func renderIPv6(_ packet: DecodedPacket, _ header: IPv6Header, to output: inout PacketOutput) {
+    private mutating func renderIPv6(_ packet: DecodedPacket, _ header: IPv6Header, frame: UnsafeRawBufferPointer,
+                                     to output: inout PacketOutput) {
         output.append("IP6 ")
         let direct = header.extensionCount == 0
-        if !direct || !(packet.tcp != nil || packet.udp != nil) {
+        // tcpdump prints the addresses with the ports when TCP or UDP follows the fixed header directly.
+        let portsCarryAddresses: Bool
+        switch packet.transport {
+        case .tcp, .udp: portsCarryAddresses = direct
+        default: portsCarryAddresses = direct && header.protocolNumber == 6 && packet.error?.layer == .tcp
+        }
+        if !portsCarryAddresses && !(direct && Self.isUnknownUpperLayer(packet)) {
             appendAddresses(header.source, header.destination, to: &output)
         }
         for i in 0..<min(header.extensionCount, 4) {
@@ -222,14 +255,12 @@ public struct PacketLineRenderer {
             case 44:
                 if let fragment = header.fragment {
                     output.append("frag (")
-                    if fragment.offset != 0 {
-                        output.append(decimal: fragment.identification)
-                        output.append(":")
-                    }
                     output.append(decimal: fragment.offset)
                     output.append("|")
                     output.append(decimal: max(header.payloadLength - header.extensionsLength, 0))
-                    output.append(fragment.offset != 0 || fragment.moreFragments ? ")" : ")")
+                    output.append(")")
+                    // tcpdump does not look into non-first fragments.
+                    if fragment.offset != 0 { return }
                     output.append(" ")
                 }
             default: break
@@ -238,14 +269,57 @@ public struct PacketLineRenderer {
         let upperLength = header.payloadLength - header.extensionsLength
         switch packet.transport {
         case .tcp(let segment):
-            renderTCP(segment, packet: packet, withAddresses: direct, to: &output)
+            renderTCP(segment, withAddresses: direct, to: &output)
         case .udp(let datagram):
             renderUDP(datagram, withAddresses: direct, to: &output)
         case .icmpv6(let message):
             renderICMPv6(message, to: &output)
         default:
+            if packet.error?.layer == .tcp,
+               renderCutTCP(frame, at: packet.link.length + 40 + header.extensionsLength, segmentLength: upperLength,
+                            source: header.source, destination: header.destination, withAddresses: direct, to: &output) {
+                return
+            }
+            if direct { appendAddresses(header.source, header.destination, to: &output) }
             renderOther(packet, protocolNumber: header.protocolNumber, length: upperLength, to: &output)
         }
+    }
+
+    /// Transport layers `renderOther` prints (it adds the addresses itself for IPv6 without extension headers).
+    private static func isUnknownUpperLayer(_ packet: DecodedPacket) -> Bool {
+        switch packet.transport {
+        case .tcp, .udp, .icmp, .icmpv6: return false
+        default: return !(packet.error?.layer == .tcp)
+        }
+    }
+
+    /// A TCP header cut by the snap length, printed as far as it goes and ended with ` [|tcp]` as tcpdump does.
+    /// Returns false when not even the ports were captured (the caller then prints a generic marker).
+    private mutating func renderCutTCP(_ frame: UnsafeRawBufferPointer, at start: Int, segmentLength: Int,
+                                       source: IPAddress, destination: IPAddress, withAddresses: Bool,
+                                       to output: inout PacketOutput) -> Bool {
+        let available = frame.count - start
+        guard available >= 4 else { return false }
+        func u16(_ at: Int) -> UInt16 { UInt16(frame[start + at]) << 8 | UInt16(frame[start + at + 1]) }
+        func u32(_ at: Int) -> UInt32 { UInt32(u16(at)) << 16 | UInt32(u16(at + 2)) }
+        let from = Endpoint(address: source, port: u16(0))
+        let to = Endpoint(address: destination, port: u16(2))
+        guard available >= 20 else {
+            appendEndpoints(from, to, withAddresses: withAddresses, to: &output)
+            output.append(" [|tcp]")
+            return true
+        }
+        let headerLength = Int(frame[start + 12] >> 4) * 4
+        let optionsEnd = min(start + max(headerLength, 20), frame.count)
+        let segment = TCPSegment(
+            source: from, destination: to, sequenceNumber: u32(4), acknowledgmentNumber: u32(8),
+            flags: TCPFlags(rawValue: frame[start + 13]), window: u16(14), urgentPointer: u16(18),
+            headerLength: headerLength,
+            options: UnsafeRawBufferPointer(rebasing: frame[(start + 20)..<optionsEnd]),
+            payload: UnsafeRawBufferPointer(rebasing: frame[optionsEnd..<optionsEnd]),
+            payloadLength: max(segmentLength - headerLength, 0))
+        renderTCP(segment, withAddresses: withAddresses, to: &output)
+        return true
     }
 
     private func appendAddresses(_ source: IPAddress, _ destination: IPAddress, to output: inout PacketOutput) {
@@ -275,24 +349,19 @@ public struct PacketLineRenderer {
 
     private func renderOther(_ packet: DecodedPacket, protocolNumber: UInt8, length: Int, to output: inout PacketOutput) {
         if let error = packet.error {
-            output.append("[|")
-            output.append(error.layer.rawValue)
+            // tcpdump's spacing differs by protocol: "a > b: [|tcp]" but "a > b:  [|udp]".
+            output.append(error.layer == .tcp ? "[|" : " [|")
+            switch error.layer {
+            case .icmpv6: output.append("icmp6")
+            case .ipv6Extension: output.append("ip6")
+            default: output.append(error.layer.rawValue)
+            }
             output.append("]")
             return
         }
-        switch protocolNumber {
-        case 6: output.append("tcp")
-        case 17: output.append("udp")
-        case 1: output.append("icmp")
-        case 58: output.append("ipv6-icmp")
-        case 2: output.append("igmp")
-        case 47: output.append("gre")
-        case 50: output.append("esp")
-        case 132: output.append("sctp")
-        default:
-            output.append("ip-proto-")
-            output.append(decimal: protocolNumber)
-        }
+        // With -n tcpdump names upper-layer protocols it does not decode by number.
+        output.append("ip-proto-")
+        output.append(decimal: protocolNumber)
         if case .fragment = packet.transport { return }
         output.append(" ")
         output.append(decimal: max(length, 0))
@@ -416,8 +485,7 @@ public struct PacketLineRenderer {
         }
     }
 
-    private mutating func renderTCP(_ segment: TCPSegment, packet: DecodedPacket, withAddresses: Bool,
-                                    to output: inout PacketOutput) {
+    private mutating func renderTCP(_ segment: TCPSegment, withAddresses: Bool, to output: inout PacketOutput) {
         appendEndpoints(segment.source, segment.destination, withAddresses: withAddresses, to: &output)
         let length = segment.payloadLength
         if options.quiet {
@@ -454,6 +522,9 @@ public struct PacketLineRenderer {
             } else {
                 let base = forward ? SequenceBase(fromLow: seq, fromHigh: ack &- 1)
                     : SequenceBase(fromLow: ack &- 1, fromHigh: seq)
+                // Bound memory on huge captures: start afresh rather than grow without limit (old conversations
+                // then print absolute numbers once, as if first seen).
+                if sequenceBases.count >= Self.maximumConversations { sequenceBases.removeAll(keepingCapacity: true) }
                 sequenceBases[key] = base
                 sackBase = ack &- 1
             }
@@ -476,9 +547,10 @@ public struct PacketLineRenderer {
             output.append(", urg ")
             output.append(decimal: segment.urgentPointer)
         }
-        if segment.options.count > 0 {
+        if segment.headerLength > 20 {
             output.append(", options [")
-            if !appendTCPOptions(segment.options, sackBase: sackBase, to: &output) { return }
+            if !appendTCPOptions(segment.options, declaredLength: segment.headerLength - 20, sackBase: sackBase,
+                                 to: &output) { return }
             output.append("]")
         }
         output.append(", length ")
@@ -491,19 +563,36 @@ public struct PacketLineRenderer {
     private static func isHTTPPort(_ port: UInt16) -> Bool { port == 80 || port == 8080 }
 
     /// Prints the options as tcpdump does; false when they are malformed (tcpdump then ends the line early).
-    private func appendTCPOptions(_ options: UnsafeRawBufferPointer, sackBase: UInt32,
+    /// `options` holds the captured option bytes; `declaredLength` what the header says. When the snap length cut
+    /// them, prints ` [|tcp]` where the bytes ran out and returns false (tcpdump then ends the line).
+    private func appendTCPOptions(_ options: UnsafeRawBufferPointer, declaredLength: Int, sackBase: UInt32,
                                   to output: inout PacketOutput) -> Bool {
         var offset = 0
         var first = true
-        while offset < options.count {
+        while offset < declaredLength {
             if !first { output.append(",") }
             first = false
+            guard offset < options.count else { output.append(" [|tcp]"); return false }
             let kind = options[offset]
             var length = 1
             if kind > 1 {
-                guard offset + 1 < options.count else { output.append("[bad opt]]"); return false }
+                guard offset + 1 < options.count else {
+                    if offset + 1 < declaredLength { output.append(" [|tcp]") } else { output.append("[bad opt]]") }
+                    return false
+                }
                 length = Int(options[offset + 1])
-                guard length >= 2, offset + length <= options.count else { output.append("[bad opt]]"); return false }
+                guard length >= 2, offset + length <= declaredLength else { output.append("[bad opt]]"); return false }
+                if offset + length > options.count {
+                    // tcpdump names the option, then stops; after an earlier option it also prints ">".
+                    appendOptionName(kind, to: &output)
+                    if kind == 5 && (length - 2) % 8 == 0 {  // the block count comes before the first edge is read
+                        output.append(" ")
+                        output.append(decimal: (length - 2) / 8)
+                        output.append(" ")
+                    }
+                    output.append(offset == 0 ? " [|tcp]" : " [|tcp]>")
+                    return false
+                }
             }
             let data = offset + 2
             let dataLength = length - 2
@@ -584,21 +673,7 @@ public struct PacketLineRenderer {
                     for i in 0..<cookieLength { output.append(hexByte: options[cookieStart + i]) }
                 }
             default:
-                switch kind {
-                case 6: output.append("echo")
-                case 7: output.append("echoreply")
-                case 11: output.append("cc")
-                case 12: output.append("ccnew")
-                case 13: output.append("")
-                case 19: output.append("md5")
-                case 20: output.append("scps")
-                case 28: output.append("uto")
-                case 29: output.append("tcp-ao")
-                case 30: output.append("mptcp")
-                default:
-                    output.append("unknown-")
-                    output.append(decimal: kind)
-                }
+                appendOptionName(kind, to: &output)
                 if dataLength > 0 { for i in 0..<dataLength { output.append(hexByte: options[data + i]) } }
             }
             if printedLength != length {
@@ -612,6 +687,33 @@ public struct PacketLineRenderer {
         return true
     }
 
+    private func appendOptionName(_ kind: UInt8, to output: inout PacketOutput) {
+        switch kind {
+        case 0: output.append("eol")
+        case 1: output.append("nop")
+        case 2: output.append("mss")
+        case 3: output.append("wscale")
+        case 4: output.append("sackOK")
+        case 5: output.append("sack")
+        case 6: output.append("echo")
+        case 7: output.append("echoreply")
+        case 8: output.append("TS")
+        case 11: output.append("cc")
+        case 12: output.append("ccnew")
+        case 13: output.append("")
+        case 19: output.append("md5")
+        case 20: output.append("scps")
+        case 28: output.append("uto")
+        case 29: output.append("tcp-ao")
+        case 30: output.append("mptcp")
+        case 34: output.append("tfo")
+        case 254: output.append("exp")
+        default:
+            output.append("unknown-")
+            output.append(decimal: kind)
+        }
+    }
+
     private static let httpMethods: [StaticString] = [
         "GET", "PUT", "COPY", "HEAD", "LOCK", "MOVE", "POLL", "POST", "BCOPY", "BMOVE", "MKCOL", "TRACE", "LABEL",
         "MERGE", "DELETE", "SEARCH", "UNLOCK", "REPORT", "UPDATE", "NOTIFY", "BDELETE", "CONNECT", "OPTIONS",
@@ -623,9 +725,13 @@ public struct PacketLineRenderer {
 
     /// Finds the token at `start`: returns its range and the index after trailing blanks, or nil (tcpdump's
     /// fetch_token).
-    private static func token(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> (Range<Int>, Int)? {
+    private static func token(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int, length: Int) -> (Range<Int>, Int)? {
         var index = start
-        while index < limit {
+        while true {
+            guard index < limit else {
+                if limit < length { return nil }  // ran past the captured bytes
+                break
+            }
             let c = bytes[index]
             if c >= 0x80 { return nil }
             if c == 0x20 || c == 0x09 || c == 0x0d || c == 0x0a { break }
@@ -648,7 +754,7 @@ public struct PacketLineRenderer {
         output.append(": HTTP")
         let limit = payload.count
         var recognised = false
-        if let (first, next) = Self.token(payload, from: 0, limit: limit) {
+        if let (first, next) = Self.token(payload, from: 0, limit: limit, length: length) {
             let word = UnsafeRawBufferPointer(rebasing: payload[first])
             for method in Self.httpMethods where method.utf8CodeUnitCount == word.count {
                 let matches = method.withUTF8Buffer { name in
@@ -656,12 +762,18 @@ public struct PacketLineRenderer {
                 }
                 if matches { recognised = true; break }
             }
-            if let (second, _) = Self.token(payload, from: next, limit: limit), second.count == 3,
+            if let (second, _) = Self.token(payload, from: next, limit: limit, length: length), second.count == 3,
                payload[second].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
                 recognised = true
             }
         }
         guard recognised else { return }
+        let lineEnd = payload.firstIndex { $0 == 0x0a || $0 == 0x0d }
+        if limit < length && (lineEnd == nil || (payload[lineEnd!] == 0x0d && lineEnd! + 1 == limit)) {
+            // The first line was cut by the snap length: tcpdump prints only the truncation marker.
+            output.append(" [|http]")
+            return
+        }
         output.append(": ")
         var index = 0
         while index < limit {

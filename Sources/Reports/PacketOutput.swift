@@ -41,7 +41,7 @@ public struct PacketOutput {
         var number = UInt64(value)
         if number < 10 { bytes.append(48 + UInt8(number)); return }
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch for up to 20 digits
-        let count = withUnsafeMutableBytes(of: &digits) { scratch -> Int in
+        withUnsafeMutableBytes(of: &digits) { scratch in
             var index = scratch.count
             while number > 0 {
                 index -= 1
@@ -49,9 +49,7 @@ public struct PacketOutput {
                 number /= 10
             }
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[index...]))
-            return 0
         }
-        _ = count
     }
 
     /// `value` in decimal, left-padded with zeros to `width` digits.

@@ -58,6 +58,9 @@ struct OutputOptions: ParsableArguments {
     @Flag(help: "Print timestamps in UTC instead of local time.")
     var utc = false
 
+    @Flag(name: .customShort("l"), help: "Line-buffered output: write each line at once, even into a pipe (e.g. capture -i any -l | grep ...).")
+    var lineBuffered = false
+
     @Flag(name: .customShort("n"), help: "Accepted for tcpdump habits: addresses and ports are always shown as numbers.")
     var numeric = false
 }
@@ -76,7 +79,7 @@ struct CaptureCommand: ParsableCommand {
               capture -D                           list interfaces
 
             Live capture needs root or: sudo setcap cap_net_raw,cap_net_admin=eip <path to capture>
-            Exit status: 0 ok, 1 error (unreadable or broken capture, no permission), 2 bad filter or usage.
+            Exit status: 0 ok; 1 error (unreadable or broken capture, no permission); 2 bad filter; 64 bad usage.
             """)
 
     @OptionGroup var source: SourceOptions
@@ -154,7 +157,8 @@ struct CaptureCommand: ParsableCommand {
             handle = try openLive(source.interface!)
         }
         if let filter = source.filter { try handle.setFilter(filter) }
-        let decoder = try PacketDecoder(linkType: handle.linkType)
+        // Writing copies frames unchanged, so any link type can be saved; printing needs a decoder.
+        let decoder = output.writeFile == nil ? try PacketDecoder(linkType: handle.linkType) : nil
         announce(handle)
 
         let session = SignalSession(handle: handle)
@@ -179,7 +183,7 @@ struct CaptureCommand: ParsableCommand {
         if let snap = source.snapLength, snap > 0 { options.snapshotLength = snap }
         if let kib = source.bufferKiB { options.bufferSize = kib * 1024 }
         // Deliver packets as they come when a person is watching; batch them when writing to a file or pipe.
-        options.immediate = isatty(STDOUT_FILENO) == 1 && output.writeFile == nil
+        options.immediate = (isatty(STDOUT_FILENO) == 1 || output.lineBuffered) && output.writeFile == nil
         var interface = name
         if let position = Int(name), position > 0, let interfaces = try? NetworkInterface.all(),
            position <= interfaces.count, !interfaces.contains(where: { $0.name == name }) {

@@ -30,7 +30,7 @@ func runPacketLoop(_ source: some PacketSource, limit: Int?, consumer: inout Pac
 /// What happens to each packet: decoded and printed (text or JSON), or written to a pcap file.
 struct PacketConsumer {
     let handle: CaptureHandle
-    private let decoder: PacketDecoder
+    private let decoder: PacketDecoder?
     private var writer: PacketWriter?
     private var lines: PacketLineRenderer
     private let json: Bool
@@ -39,7 +39,7 @@ struct PacketConsumer {
 
     struct OutputClosed: Error {}
 
-    init(handle: CaptureHandle, decoder: PacketDecoder, output: OutputOptions) throws {
+    init(handle: CaptureHandle, decoder: PacketDecoder?, output: OutputOptions) throws {
         self.handle = handle
         self.decoder = decoder
         if let path = output.writeFile { writer = try handle.makeWriter(path: path) }
@@ -52,7 +52,8 @@ struct PacketConsumer {
         lines = PacketLineRenderer(options: options)
         json = output.json
         // Line by line for a person at a terminal; big writes otherwise.
-        text = PacketOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: isatty(STDOUT_FILENO) == 1 ? 0 : 1 << 16)
+        let interactive = isatty(STDOUT_FILENO) == 1 || output.lineBuffered
+        text = PacketOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: interactive ? 0 : 1 << 16)
     }
 
     mutating func consume(_ packet: CapturedPacket) throws {
@@ -61,6 +62,7 @@ struct PacketConsumer {
             writer.write(packet)
             return
         }
+        guard let decoder else { return }
         let decoded = decoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)
         if json {
             PacketJSONRenderer().render(decoded, index: packet.index, to: &text)

@@ -21,6 +21,18 @@ let publicFixtureNames: [String] = {
     return names.filter { $0.hasSuffix(".pcap") || $0.hasSuffix(".pcapng") }.sorted()
 }()
 
+/// Full paths of every capture to check against tcpdump: the public fixtures and the project's own
+/// (Tests/Fixtures, made by Scripts/make-fixtures), whichever exist.
+let conformanceFixturePaths: [String] = {
+    var paths = publicFixtureNames.map { TestEnvironment.publicFixtures!.appendingPathComponent($0).path }
+    if let enumerator = FileManager.default.enumerator(atPath: TestEnvironment.fixtures.path) {
+        for case let relative as String in enumerator where relative.hasSuffix(".pcap") || relative.hasSuffix(".pcapng") {
+            paths.append(TestEnvironment.fixtures.appendingPathComponent(relative).path)
+        }
+    }
+    return paths.sorted()
+}()
+
 func publicFixture(_ name: String) -> String { TestEnvironment.publicFixtures!.appendingPathComponent(name).path }
 
 func temporaryPath(_ suffix: String) -> String {

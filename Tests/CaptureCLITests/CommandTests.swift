@@ -8,7 +8,7 @@ struct CommandTests {
         let help = try capture(["--help"])
         #expect(help.status == 0)
         for flag in ["-i <interface>", "-r <file>", "-w <file>", "-c <count>", "-s <snaplen>", "-B <KiB>", "<filter>",
-                     "-D, --list-interfaces", "-q", "-t", "-A", "-X", "--json", "--http", "setcap"] {
+                     "-D, --list-interfaces", "-q", "-t", "-A", "-X", "-l", "--json", "--http", "setcap"] {
             #expect(help.stdoutText.contains(flag), "help lacks \(flag)")
         }
     }
@@ -105,6 +105,57 @@ struct CommandTests {
         #expect(result.stderrText.contains("packet 2 (byte offset \(second))"))
     }
 
+    /// Non-first IPv4 fragments, derived from a real packet by setting its fragment offset, print as tcpdump prints them.
+    @Test(.enabled(if: haveFixtures, "needs fixtures and tcpdump"))
+    func ipv4FragmentsMatchTcpdump() throws {
+        var data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: publicFixture("zeek_http_get.pcap"))))
+        var offset = 24
+        var records: [Range<Int>] = []
+        while offset + 16 <= data.count {
+            let caplen = Int(data[offset + 8]) | Int(data[offset + 9]) << 8
+            records.append(offset..<(offset + 16 + caplen))
+            offset += 16 + caplen
+        }
+        for record in records[3...5] {
+            data[record.lowerBound + 16 + 14 + 6] = 0x20  // more fragments
+            data[record.lowerBound + 16 + 14 + 7] = 185   // offset 1480
+        }
+        let path = temporaryPath(".pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(data).write(to: URL(fileURLWithPath: path))
+        let ours = try capture(["-r", path])
+        #expect(ours.status == 0)
+        #expect(ours.stdoutText == (try tcpdump(["-n", "-r", path])).stdoutText)
+        #expect(ours.stdoutText.contains("ip-proto-6"))
+    }
+
+    /// Non-first IPv6 fragments, derived from real atomic fragments by setting their offsets, print as tcpdump's.
+    @Test(.enabled(if: haveFixtures, "needs fixtures and tcpdump"))
+    func ipv6FragmentsMatchTcpdump() throws {
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: publicFixture("zeek_ipv6-http-atomic-frag.pcap"))))
+        var output = Array(data[0..<24])
+        var offset = 24
+        var fragments = 0
+        while offset + 16 <= data.count {
+            let caplen = Int(data[offset + 8]) | Int(data[offset + 9]) << 8
+            var record = Array(data[offset..<(offset + 16 + caplen)])
+            offset += 16 + caplen
+            // Ethernet + IPv6 whose next header is a fragment header (44).
+            guard record.count > 16 + 62, record[16 + 12] == 0x86, record[16 + 13] == 0xdd, record[16 + 14 + 6] == 44 else { continue }
+            fragments += 1
+            if fragments == 2 { record[16 + 54 + 2] = 0x00; record[16 + 54 + 3] = 0x09 }  // offset 8, more fragments
+            if fragments == 3 { record[16 + 54 + 2] = 0x01; record[16 + 54 + 3] = 0x00 }  // offset 256
+            output += record
+        }
+        let path = temporaryPath(".pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(output).write(to: URL(fileURLWithPath: path))
+        let ours = try capture(["-r", path])
+        #expect(ours.status == 0)
+        #expect(ours.stdoutText == (try tcpdump(["-n", "-r", path])).stdoutText)
+        #expect(ours.stdoutText.contains("frag (8|20)\n"))
+    }
+
     @Test func unsupportedLinkTypeIsNamed() throws {
         // A valid pcap header with link type 147 (USER0) and one 4-byte packet.
         var file: [UInt8] = [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 147, 0, 0, 0]
@@ -116,6 +167,21 @@ struct CommandTests {
         #expect(result.status == 1)
         #expect(result.stderrText.contains("unsupported link type LINKTYPE_147 (147)"))
         #expect(result.stdoutText.isEmpty)
+        // Saving needs no decoding, so it still works and copies the packet unchanged.
+        let copy = temporaryPath(".pcap")
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        #expect(try capture(["-r", path, "-w", copy]).status == 0)
+        let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))
+        #expect(written.count == file.count)
+        #expect(Array(written.suffix(4)) == [1, 2, 3, 4])
+    }
+
+    @Test(.enabled(if: TestEnvironment.isRoot, "needs root: as a normal user the error is about permission"))
+    func unknownInterfaceSaysHowToList() throws {
+        let result = try capture(["-i", "tknosuch\(UInt16.random(in: 0...9999))"])
+        #expect(result.status == 1)
+        #expect(result.stderrText.contains("no such interface"))
+        #expect(result.stderrText.contains("capture -D"))
     }
 
     @Test func missingFileSaysWhich() throws {

@@ -6,9 +6,8 @@ import TestSupport
 /// IPv4/IPv6 the same addresses, ports and lengths as `tcpdump -nq`.
 @Suite(.enabled(if: haveFixtures, "needs the built capture binary, tcpdump and ../shared/fixtures/public"))
 struct ConformanceTests {
-    @Test(arguments: publicFixtureNames)
-    func quietLinesAgreeWithTcpdump(name: String) throws {
-        let path = publicFixture(name)
+    @Test(arguments: conformanceFixturePaths)
+    func quietLinesAgreeWithTcpdump(path: String) throws {
         let ours = try capture(["-q", "-r", path])
         let theirs = try tcpdump(["-nq", "-r", path])
         let broken = theirs.stderrText.contains("truncated")
@@ -26,9 +25,8 @@ struct ConformanceTests {
     }
 
     /// The default lines, timestamps included, match `tcpdump -n` exactly for every TCP packet.
-    @Test(arguments: publicFixtureNames)
-    func tcpLinesMatchTcpdumpExactly(name: String) throws {
-        let path = publicFixture(name)
+    @Test(arguments: conformanceFixturePaths)
+    func tcpLinesMatchTcpdumpExactly(path: String) throws {
         let ourLines = lines(try capture(["-r", path]).stdoutText)
         let theirLines = lines(try tcpdump(["-n", "-r", path]).stdoutText)
         #expect(ourLines.count == theirLines.count)
@@ -42,5 +40,37 @@ struct ConformanceTests {
         let ours = lines(try capture(["-r", path]).stdoutText)
         let theirs = lines(try tcpdump(["-n", "-r", path]).stdoutText)
         #expect(Array(ours.prefix(4)) == Array(theirs.prefix(4)))
+    }
+}
+
+/// Packets cut by the snap length (made from real fixtures with editcap -s) print as tcpdump prints them:
+/// every line kept, truncation marked with tcpdump's `[|proto]` markers.
+@Suite(.enabled(if: haveFixtures && TestEnvironment.hasProgram("editcap"), "needs fixtures, tcpdump and editcap"))
+struct SnapLengthConformanceTests {
+    static let cases: [(String, Int)] = ["zeek_http_get.pcap", "zeek_http_post.pcap", "pcap2har_fhs.pcap",
+                                         "httpflow_100continue.pcap", "zeek_http-qinq-0.pcap"]
+        .flatMap { name in [30, 34, 36, 40, 54, 60, 70, 90, 200].map { (name, $0) } }
+
+    @Test(arguments: cases)
+    func cutPacketsMatchTcpdump(name: String, snapLength: Int) throws {
+        let cut = temporaryPath(".pcap")
+        defer { try? FileManager.default.removeItem(atPath: cut) }
+        let edit = try run("editcap", ["-s", "\(snapLength)", publicFixture(name), cut])
+        try #require(edit.status == 0, "editcap: \(edit.stderrText)")
+        let ours = try capture(["-r", cut])
+        #expect(ours.status == 0)
+        let theirs = try tcpdump(["-n", "-r", cut])
+        #expect(lines(ours.stdoutText) == lines(theirs.stdoutText))
+        let json = try capture(["--json", "-r", cut])
+        var truncated = 0
+        for line in lines(json.stdoutText) {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let captured = try #require(object["captured_length"] as? Int)
+            let original = try #require(object["original_length"] as? Int)
+            #expect(captured <= snapLength)
+            #expect(object["truncated"] as? Bool == (captured < original))
+            if captured < original { truncated += 1 }
+        }
+        #expect(truncated > 0)
     }
 }

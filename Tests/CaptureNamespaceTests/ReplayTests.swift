@@ -81,6 +81,13 @@ struct ReplayTests {
             return process.terminationStatus
         }
 
+        /// SIGTERM, then wait for a clean exit.
+        func terminate() -> Int32 {
+            process.terminate()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
         deinit {
             if process.isRunning { process.terminate() }
             try? FileManager.default.removeItem(atPath: stdoutPath)
@@ -101,9 +108,16 @@ struct ReplayTests {
         let written = FileManager.default.temporaryDirectory.appendingPathComponent("tk-live-\(lab.suffix).pcap").path
         defer { try? FileManager.default.removeItem(atPath: written) }
         let printer = try BackgroundCapture(namespace: lab.captureNamespace, arguments: ["-t", "-i", lab.captureInterface] + filter)
-        let writer = try BackgroundCapture(namespace: lab.captureNamespace, arguments: ["-i", lab.captureInterface, "-w", written] + filter)
+        let writer = try BackgroundCapture(namespace: lab.captureNamespace,
+                                           arguments: ["-i", lab.captureInterface, "-B", "4096", "-w", written] + filter)
+        // A third capture keeps only 80 bytes of each packet: every packet still arrives, marked as cut.
+        let short = written + ".s80"
+        defer { try? FileManager.default.removeItem(atPath: short) }
+        let shortWriter = try BackgroundCapture(namespace: lab.captureNamespace,
+                                                arguments: ["-i", lab.captureInterface, "-s", "80", "-w", short] + filter)
         try printer.waitUntilListening()
         try writer.waitUntilListening()
+        try shortWriter.waitUntilListening()
 
         let replay = try run("ip", ["netns", "exec", lab.replayNamespace, "tcpreplay", "-q", "--pps", "2000",
                                     "-i", lab.replayInterface, fixturePath])
@@ -111,6 +125,21 @@ struct ReplayTests {
         usleep(700_000)  // let the last packets reach the capture thread before stopping
         #expect(printer.interrupt() == 0)
         #expect(writer.interrupt() == 0)
+        #expect(shortWriter.interrupt() == 0)
+        let shortLines = try run(Self.binary, ["-t", "-r", short])
+        #expect(lines(shortLines.stdoutText).count == expected.count)
+        #expect(shortLines.stdoutText == (try run("tcpdump", ["-n", "-t", "-r", short])).stdoutText)
+        let shortJSON = try run(Self.binary, ["--json", "-r", short])
+        var cut = 0
+        for line in lines(shortJSON.stdoutText) {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let captured = try #require(object["captured_length"] as? Int)
+            let original = try #require(object["original_length"] as? Int)
+            #expect(captured == min(original, 80))
+            #expect(object["truncated"] as? Bool == (original > 80))
+            if original > 80 { cut += 1 }
+        }
+        #expect(cut > 0)
 
         // The printing capture saw every replayed packet, in order, decoded the same as offline.
         #expect(lines(printer.stdout) == expected)
@@ -121,5 +150,48 @@ struct ReplayTests {
         #expect(reread.status == 0)
         #expect(lines(reread.stdoutText) == expected)
         #expect(writer.stderr.contains("\(expected.count) packets captured"), "\(writer.stderr)")
+    }
+
+    /// `-i any` captures as Linux cooked v2 and names the interface on each line, as tcpdump does.
+    @Test func anyInterfaceWritesCookedV2() throws {
+        let fixturePath = TestEnvironment.publicFixtures!.appendingPathComponent("zeek_http_get.pcap").path
+        let expected = lines(try run(Self.binary, ["-t", "-r", fixturePath, "tcp"]).stdoutText)
+        let lab = try VethLab()
+        let written = FileManager.default.temporaryDirectory.appendingPathComponent("tk-any-\(lab.suffix).pcap").path
+        defer { try? FileManager.default.removeItem(atPath: written) }
+        let writer = try BackgroundCapture(namespace: lab.captureNamespace, arguments: ["-i", "any", "-w", written, "tcp"])
+        try writer.waitUntilListening()
+        #expect(writer.stderr.contains("link-type LINUX_SLL2"))
+        let replay = try run("ip", ["netns", "exec", lab.replayNamespace, "tcpreplay", "-q", "--pps", "2000",
+                                    "-i", lab.replayInterface, fixturePath])
+        #expect(replay.status == 0, "tcpreplay: \(replay.stderrText)")
+        usleep(700_000)
+        #expect(writer.terminate() == 0)  // SIGTERM ends as cleanly as Ctrl-C
+        #expect(writer.stderr.contains("\(expected.count) packets captured"), "\(writer.stderr)")
+        // Read back inside the namespace so interface indexes resolve to the veth's name.
+        let reread = try run("ip", ["netns", "exec", lab.captureNamespace, Self.binary, "-t", "-r", written])
+        let ours = lines(reread.stdoutText)
+        // Replayed frames carry foreign MAC addresses, so the kernel marks them "P" (to another host).
+        #expect(ours == expected.map { "\(lab.captureInterface) P   \($0)" })
+        let tcpdump = try run("ip", ["netns", "exec", lab.captureNamespace, "tcpdump", "-n", "-t", "-r", written])
+        #expect(ours == lines(tcpdump.stdoutText))
+    }
+
+    /// With -l each line reaches a pipe or file while the capture is still running.
+    @Test func lineBufferedOutputArrivesWhileCapturing() throws {
+        let fixturePath = TestEnvironment.publicFixtures!.appendingPathComponent("zeek_http_get.pcap").path
+        let expected = lines(try run(Self.binary, ["-t", "-r", fixturePath, "tcp"]).stdoutText)
+        let lab = try VethLab()
+        let printer = try BackgroundCapture(namespace: lab.captureNamespace, arguments: ["-l", "-t", "-i", lab.captureInterface, "tcp"])
+        try printer.waitUntilListening()
+        _ = try run("ip", ["netns", "exec", lab.replayNamespace, "tcpreplay", "-q", "-i", lab.replayInterface, fixturePath])
+        var seen: [String] = []
+        for _ in 0..<50 where seen.count < expected.count {
+            usleep(100_000)
+            seen = lines(printer.stdout)
+        }
+        #expect(printer.process.isRunning)
+        #expect(seen == expected)
+        #expect(printer.interrupt() == 0)
     }
 }

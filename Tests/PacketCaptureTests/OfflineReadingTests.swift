@@ -235,3 +235,40 @@ struct BrokenFileTests {
         #expect(queue.dropped == 6)
     }
 }
+
+/// The capture-thread/consumer split, driven by a file so it is deterministic.
+@Suite(.enabled(if: TestEnvironment.publicFixtures != nil, "needs ../shared/fixtures/public"))
+struct BufferedCaptureTests {
+    @Test func deliversEveryPacketInOrderWhenTheQueueKeepsUp() throws {
+        let path = publicFixture("pcap2har_fhs_ncomp.pcap")
+        let direct = try readAll(path)
+        let buffered = BufferedCapture(handle: try CaptureHandle.openOffline(path))
+        var received: [PacketCopy] = []
+        try buffered.forEachPacket { packet in
+            received.append(PacketCopy(timestamp: packet.timestamp, originalLength: packet.originalLength, bytes: Array(packet.bytes)))
+        }
+        #expect(received == direct)
+        #expect(buffered.droppedByQueue == 0)
+    }
+
+    /// A consumer slower than the producer loses packets at the queue, and every loss is counted.
+    @Test func slowConsumerDropsAreCounted() throws {
+        let path = publicFixture("pcap2har_fhs_ncomp.pcap")
+        let total = try readAll(path).count
+        let buffered = BufferedCapture(handle: try CaptureHandle.openOffline(path), queueBytes: 16 << 10)
+        var delivered = 0
+        try buffered.forEachPacket { _ in
+            delivered += 1
+            usleep(200)
+        }
+        #expect(buffered.droppedByQueue > 0)
+        #expect(delivered + buffered.droppedByQueue == total)
+    }
+
+    @Test func limitIsHonoured() throws {
+        let buffered = BufferedCapture(handle: try CaptureHandle.openOffline(publicFixture("pcap2har_fhs_ncomp.pcap")))
+        var delivered = 0
+        try buffered.forEachPacket(limit: 10) { _ in delivered += 1 }
+        #expect(delivered == 10)
+    }
+}
