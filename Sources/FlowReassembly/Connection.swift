@@ -1,7 +1,7 @@
 import PacketDecoding
 
 /// Both directions of one TCP connection, plus what is needed to recognise it again.
-struct Connection {
+struct Connection: Sendable {
     enum State { case open, closed, free }
 
     var state: State

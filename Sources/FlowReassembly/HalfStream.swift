@@ -1,7 +1,7 @@
 import PacketDecoding
 
 /// Bytes that arrived ahead of a hole, copied (the capture's buffer dies after the callback) until the hole fills.
-struct PendingChunk {
+struct PendingChunk: Sendable {
     var sequence: UInt32
     var bytes: [UInt8]
     var end: UInt32 { sequence &+ UInt32(truncatingIfNeeded: bytes.count) }
@@ -18,13 +18,18 @@ struct HalfStreamChange {
     /// An overlap carried different bytes than the ones seen first.
     var conflict = false
     var outOfOrder = false
+    /// The segment lay further ahead than any window allows and was ignored.
+    var beyondWindow = false
 }
+
+/// The largest receive window TCP can advertise (65,535 scaled by 2^14): no valid byte lies further ahead.
+let maximumWindow = 1 << 30
 
 /// One direction of a connection: the next sequence number owed to the consumer and the buffered bytes beyond it.
 ///
 /// Invariants: `pending` is sorted, its chunks do not overlap, and each starts after `nextSequence` (a chunk that
 /// becomes contiguous is delivered at once by `drain`).
-struct HalfStream {
+struct HalfStream: Sendable {
     enum Phase { case unseen, open, ended }
 
     var phase: Phase = .unseen
@@ -40,10 +45,19 @@ struct HalfStream {
     var pendingBytes = 0
     /// When the buffer last went from empty to non-empty: the age of the oldest data waiting on a hole.
     var stalledSince = Timestamp(seconds: 0, nanoseconds: 0)
+    /// The highest ACK from the peer beyond `nextSequence` (bytes the peer holds that were not seen), and since when.
+    var acknowledgedBeyond: UInt32?
+    var acknowledgedBeyondSince = Timestamp(seconds: 0, nanoseconds: 0)
+
+    /// Where the stream started (ISN+1 after a SYN).
+    var startSequence: UInt32 = 0
+    /// Bytes handed to the consumer as data.
+    var deliveredBytes = 0
 
     mutating func start(at sequence: UInt32) {
         phase = .open
         nextSequence = sequence
+        startSequence = sequence
     }
 
     var isWaitingOnHole: Bool {
@@ -67,8 +81,24 @@ struct HalfStream {
     ) -> HalfStreamChange {
         var change = HalfStreamChange()
         guard phase == .open else { return change }
+        var payload = payload
+        var uncapturedTail = uncapturedTail
+        if let finSequence {
+            // Nothing exists after the FIN; bytes claiming to be there are not part of the stream.
+            let room = max(0, sequenceDistance(from: sequence, to: finSequence))
+            if payload.count > room {
+                change.duplicate += payload.count - room
+                payload = UnsafeRawBufferPointer(rebasing: payload[0..<room])
+            }
+            uncapturedTail = min(uncapturedTail, room - payload.count)
+        }
         let count = payload.count
         var offset = sequenceDistance(from: nextSequence, to: sequence)
+        if offset > maximumWindow {
+            // Further ahead than any TCP window (2^30 with scaling) can reach: not this stream's bytes.
+            change.beyondWindow = true
+            return change
+        }
         if count > 0 && offset > 0 {
             change.outOfOrder = true
             store(sequence: sequence, payload: payload, at: time, change: &change)
@@ -84,6 +114,7 @@ struct HalfStream {
                 }
                 if upTo > from {
                     consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: payload[from..<upTo]), at: time)
+                    deliveredBytes += upTo - from
                     nextSequence &+= UInt32(truncatingIfNeeded: upTo - from)
                 }
                 change.released += drain(at: time, id: id, direction: direction, into: &consumer)
@@ -91,7 +122,8 @@ struct HalfStream {
             }
         }
         // Bytes cut by the snap length will never be seen; say so right away rather than stall the stream on them.
-        if uncapturedTail > 0 && sequenceDistance(from: nextSequence, to: sequence &+ UInt32(truncatingIfNeeded: count)) == 0 {
+        let capturedEnd = sequence &+ UInt32(truncatingIfNeeded: count)
+        if uncapturedTail > 0 && sequenceDistance(from: nextSequence, to: capturedEnd) == 0 {
             consumer.streamGap(id, direction, length: uncapturedTail, at: time)
             nextSequence &+= UInt32(truncatingIfNeeded: uncapturedTail)
             change.released += drain(at: time, id: id, direction: direction, into: &consumer)
@@ -106,7 +138,17 @@ struct HalfStream {
         let start = sequenceDistance(from: nextSequence, to: sequence)
         let end = start + payload.count
         var cursor = start
+        // The first chunk ending after the segment's start (chunks are sorted, so their ends are too).
         var index = 0
+        var upper = pending.count
+        while index < upper {
+            let middle = (index + upper) / 2
+            if sequenceDistance(from: nextSequence, to: pending[middle].end) <= cursor {
+                index = middle + 1
+            } else {
+                upper = middle
+            }
+        }
         while cursor < end {
             while index < pending.count && sequenceDistance(from: nextSequence, to: pending[index].end) <= cursor {
                 index += 1
@@ -130,10 +172,15 @@ struct HalfStream {
                 }
                 stop = min(end, chunkStart)
             }
-            let bytes = [UInt8](UnsafeRawBufferPointer(rebasing: payload[(cursor - start)..<(stop - start)]))
-            pending.insert(PendingChunk(sequence: nextSequence &+ UInt32(truncatingIfNeeded: cursor), bytes: bytes),
-                           at: index)
-            index += 1
+            let bytes = UnsafeRawBufferPointer(rebasing: payload[(cursor - start)..<(stop - start)])
+            let chunkSequence = nextSequence &+ UInt32(truncatingIfNeeded: cursor)
+            if index > 0 && pending[index - 1].end == chunkSequence {
+                // Continues the previous chunk (the usual case: a stream flowing on behind one hole).
+                pending[index - 1].bytes.append(contentsOf: bytes)
+            } else {
+                pending.insert(PendingChunk(sequence: chunkSequence, bytes: [UInt8](bytes)), at: index)
+                index += 1
+            }
             pendingBytes += bytes.count
             change.buffered += bytes.count
             cursor = stop
@@ -158,6 +205,62 @@ struct HalfStream {
         }
     }
 
+    /// Records the FIN (the first one seen wins) and drops buffered bytes claiming to lie after it.
+    /// Returns the bytes that left the buffer.
+    mutating func setFIN(at sequence: UInt32) -> Int {
+        guard finSequence == nil else { return 0 }
+        finSequence = sequence
+        var released = 0
+        while let last = pending.last, sequenceDistance(from: sequence, to: last.end) > 0 {
+            let keep = max(0, sequenceDistance(from: last.sequence, to: sequence))
+            released += last.bytes.count - keep
+            if keep == 0 {
+                pending.removeLast()
+            } else {
+                pending[pending.count - 1].bytes.removeLast(last.bytes.count - keep)
+            }
+        }
+        pendingBytes -= released
+        return released
+    }
+
+    /// Notes an ACK from the peer. One beyond the next byte owed means the peer holds bytes we have not seen.
+    mutating func noteAcknowledgment(_ acknowledgment: UInt32, at time: Timestamp) {
+        guard phase == .open, sequenceDistance(from: nextSequence, to: acknowledgment) > 0 else { return }
+        if let previous = acknowledgedBeyond {
+            if sequenceDistance(from: previous, to: acknowledgment) > 0 { acknowledgedBeyond = acknowledgment }
+        } else {
+            acknowledgedBeyond = acknowledgment
+            acknowledgedBeyondSince = time
+        }
+    }
+
+    /// Gives up on bytes the peer acknowledged that never showed up: gaps for them, delivery of buffered bytes
+    /// below the acknowledged point. Returns the gap bytes and the bytes that left the buffer.
+    mutating func giveUpAcknowledgedHole<Consumer: StreamConsumer>(
+        at time: Timestamp, id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer
+    ) -> (gap: Int, released: Int) {
+        guard phase == .open, let acknowledged = acknowledgedBeyond else { return (0, 0) }
+        acknowledgedBeyond = nil
+        var gap = 0
+        var released = 0
+        while let first = pending.first, sequenceDistance(from: first.sequence, to: acknowledged) > 0 {
+            let step = skipToBufferedData(at: time, id: id, direction: direction, into: &consumer)
+            gap += step.gap
+            released += step.released
+        }
+        var missing = sequenceDistance(from: nextSequence, to: acknowledged)
+        if let finSequence { missing = min(missing, sequenceDistance(from: nextSequence, to: finSequence)) }
+        if missing > 0 {
+            consumer.streamGap(id, direction, length: missing, at: time)
+            nextSequence &+= UInt32(truncatingIfNeeded: missing)
+            gap += missing
+            released += drain(at: time, id: id, direction: direction, into: &consumer)
+        }
+        acknowledgedBeyond = nil
+        return (gap, released)
+    }
+
     /// Delivers buffered chunks that have become contiguous. Returns the bytes that left the buffer.
     mutating func drain<Consumer: StreamConsumer>(at time: Timestamp, id: ConnectionID, direction: StreamDirection,
                                                   into consumer: inout Consumer) -> Int {
@@ -171,6 +274,7 @@ struct HalfStream {
             if skip < chunkCount {
                 pending[removed].bytes.withUnsafeBytes { bytes in
                     consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: bytes[skip...]), at: time)
+                    deliveredBytes += chunkCount - skip
                 }
                 nextSequence &+= UInt32(truncatingIfNeeded: chunkCount - skip)
             }
@@ -180,6 +284,9 @@ struct HalfStream {
         if removed > 0 {
             pending.removeFirst(removed)
             pendingBytes -= released
+        }
+        if let acknowledged = acknowledgedBeyond, sequenceDistance(from: nextSequence, to: acknowledged) <= 0 {
+            acknowledgedBeyond = nil  // delivery caught up with what the peer acknowledged
         }
         return released
     }
@@ -238,7 +345,8 @@ struct HalfStream {
     }
 }
 
-private func equalBytes(_ a: UnsafeRawBufferPointer, from aStart: Int, _ b: [UInt8], from bStart: Int, count: Int) -> Bool {
+private func equalBytes(_ a: UnsafeRawBufferPointer, from aStart: Int, _ b: [UInt8], from bStart: Int,
+                        count: Int) -> Bool {
     guard count > 0 else { return true }
     for i in 0..<count where a[aStart + i] != b[bStart + i] { return false }
     return true

@@ -14,7 +14,8 @@ public struct ReassemblyStatistics: Sendable, Hashable {
     public var outOfOrderSegments = 0
     /// Overlaps whose bytes differed from the ones seen first (the first ones were kept).
     public var conflictingOverlaps = 0
-    /// Segments that started nothing and belonged to nothing (a stray ACK or RST), or came after a close.
+    /// Segments that started nothing and belonged to nothing (a stray ACK or RST), came after a close, or lay
+    /// further ahead than any TCP window reaches (2^30 bytes).
     public var ignoredSegments = 0
     /// Times a limit forced a hole to be given up or a connection to be evicted.
     public var limitHits = 0
@@ -29,9 +30,22 @@ public struct ReassemblyStatistics: Sendable, Hashable {
 ///
 /// A value type driven from one thread. In-order data goes from the capture's buffer straight to the consumer;
 /// only data that arrives ahead of a hole is copied, and only up to `limits`.
-public struct TCPReassembler {
+public struct TCPReassembler: Sendable {
     public let limits: ReassemblyLimits
-    public private(set) var statistics = ReassemblyStatistics()
+    private var counters = ReassemblyStatistics()
+    /// Bytes delivered by connections already forgotten.
+    private var retiredDeliveredBytes = 0
+
+    /// Counters over everything seen so far. Costs a walk over the tracked connections (for `bytesDelivered`),
+    /// so read it for reports, not per packet.
+    public var statistics: ReassemblyStatistics {
+        var result = counters
+        result.bytesDelivered = retiredDeliveredBytes
+        for s in table.values {
+            result.bytesDelivered += slots[s].toServer.deliveredBytes + slots[s].toClient.deliveredBytes
+        }
+        return result
+    }
     /// Out-of-order bytes buffered right now, over all connections.
     public private(set) var bufferedBytes = 0
 
@@ -76,13 +90,13 @@ public struct TCPReassembler {
         flags: TCPFlags, payload: UnsafeRawBufferPointer, payloadLength: Int? = nil, at time: Timestamp,
         into consumer: inout Consumer
     ) {
-        statistics.segments += 1
+        counters.segments += 1
         if latestTime.map({ time > $0 }) ?? true { latestTime = time }
         if let check = nextIdleCheck, time >= check {
             expireIdle(now: time, into: &consumer)
         }
         if nextIdleCheck == nil || time >= nextIdleCheck! {
-            nextIdleCheck = time.adding(seconds: max(1, min(limits.idleTimeoutSeconds / 10, 60)))
+            nextIdleCheck = time.adding(seconds: sweepInterval)
         }
 
         let key = ConnectionKey(source, destination)
@@ -98,13 +112,16 @@ public struct TCPReassembler {
                     slot = nil
                 } else {
                     slots[existing].lastSeen = time
-                    statistics.ignoredSegments += 1
+                    counters.ignoredSegments += 1
                     return
                 }
             } else if isSYN && !isACK && !isRST {
                 let direction = slots[existing].direction(from: source)
                 let half = slots[existing][direction]
-                if half.phase != .unseen && half.initialSequence != sequenceNumber {
+                if half.phase != .unseen && half.initialSequence == nil && half.startSequence == sequenceNumber &+ 1 {
+                    // A SYN reordered behind this direction's first bytes: the same connection after all.
+                    slots[existing][direction].initialSequence = sequenceNumber
+                } else if half.phase != .unseen && half.initialSequence != sequenceNumber {
                     // The 4-tuple was reused before we saw the old connection end.
                     let id = slots[existing].id
                     consumer.warning(id, "connection reused by a new SYN before it ended; ending the old one",
@@ -121,7 +138,7 @@ public struct TCPReassembler {
         if slot == nil {
             // Only a SYN or a segment with data starts tracking; a stray ACK, FIN or RST would only make noise.
             guard (isSYN || onWire > 0) && !isRST else {
-                statistics.ignoredSegments += 1
+                counters.ignoredSegments += 1
                 return
             }
             slot = openConnection(key: key, source: source, destination: destination, flags: flags, at: time,
@@ -155,8 +172,13 @@ public struct TCPReassembler {
         }
         if slots[s][direction].phase == .open {
             let dataSequence = isSYN ? sequenceNumber &+ 1 : sequenceNumber
-            if flags.contains(.fin) && slots[s][direction].finSequence == nil {
-                slots[s][direction].finSequence = dataSequence &+ UInt32(truncatingIfNeeded: onWire)
+            if flags.contains(.fin) {
+                let released = slots[s][direction].setFIN(at: dataSequence &+ UInt32(truncatingIfNeeded: onWire))
+                account(gap: 0, released: released, slot: s)
+            }
+            if flags.contains(.fin) && onWire == 0
+                && sequenceDistance(from: slots[s][direction].nextSequence, to: dataSequence) > 0 {
+                counters.outOfOrderSegments += 1  // a FIN ahead of data still missing
             }
             let change = slots[s][direction].accept(
                 sequence: dataSequence, payload: payload, uncapturedTail: onWire - captured, at: time, id: id,
@@ -167,7 +189,7 @@ public struct TCPReassembler {
                 account(gap: ended.gap, released: ended.released, slot: s)
             }
         } else if onWire > 0 {
-            statistics.duplicateBytes += onWire
+            counters.duplicateBytes += onWire
         }
 
         // What this segment acknowledges about the other direction.
@@ -186,26 +208,41 @@ public struct TCPReassembler {
                 if let fin = slots[s][other].finSequence, sequenceDistance(from: fin, to: acknowledgmentNumber) >= 1 {
                     let ended = slots[s][other].end(.fin, at: time, id: id, direction: other, into: &consumer)
                     account(gap: ended.gap, released: ended.released, slot: s)
+                } else {
+                    slots[s][other].noteAcknowledgment(acknowledgmentNumber, at: time)
                 }
             case .ended:
                 break
             }
         }
 
+        giveUpOverdueAcknowledgedHole(slot: s, direction: .clientToServer, now: time, into: &consumer)
+        giveUpOverdueAcknowledgedHole(slot: s, direction: .serverToClient, now: time, into: &consumer)
         enforceBufferLimits(current: s, at: time, into: &consumer)
 
+        closeIfBothEnded(slot: s, at: time, into: &consumer)
+    }
+
+    private mutating func closeIfBothEnded<Consumer: StreamConsumer>(slot s: Int, at time: Timestamp,
+                                                                     into consumer: inout Consumer) {
         if slots[s].state == .open && slots[s].toServer.phase == .ended && slots[s].toClient.phase == .ended {
             slots[s].state = .closed
-            consumer.connectionClosed(id, at: time)
+            consumer.connectionClosed(slots[s].id, at: time)
         }
     }
 
-    /// Ends connections that saw no packet for longer than the idle timeout, and forgets closed ones as old.
-    /// `process` calls this as packet time advances; call it yourself to expire connections in a quiet live capture.
+    /// Ends connections that saw no packet for longer than the idle timeout, forgets closed ones as old, and gives
+    /// up acknowledged holes past their delay. `process` calls this as packet time advances (every
+    /// `min(idle timeout / 10, acknowledged-hole delay, 60 s)`, at least 0.1 s); call it yourself in a quiet live
+    /// capture.
     public mutating func expireIdle<Consumer: StreamConsumer>(now: Timestamp, into consumer: inout Consumer) {
         var expired: [(ConnectionID, Int)] = []
         for s in table.values where now.seconds(since: slots[s].lastSeen) > limits.idleTimeoutSeconds {
             expired.append((slots[s].id, s))
+        }
+        for s in table.values where slots[s].state == .open {
+            giveUpOverdueAcknowledgedHole(slot: s, direction: .clientToServer, now: now, into: &consumer)
+            giveUpOverdueAcknowledgedHole(slot: s, direction: .serverToClient, now: now, into: &consumer)
         }
         expired.sort { $0.0.rawValue < $1.0.rawValue }
         for (_, s) in expired {
@@ -231,6 +268,11 @@ public struct TCPReassembler {
     /// Same as `finish(at:into:)`: ends every open stream at `time`.
     public mutating func flush<Consumer: StreamConsumer>(at time: Timestamp, into consumer: inout Consumer) {
         finish(at: time, into: &consumer)
+    }
+
+    /// Packet time between sweeps for idle connections and overdue acknowledged holes.
+    private var sweepInterval: Double {
+        max(0.1, min(limits.idleTimeoutSeconds / 10, limits.acknowledgedHoleTimeoutSeconds, 60))
     }
 
     // MARK: Connections
@@ -266,8 +308,8 @@ public struct TCPReassembler {
             slot = slots.count - 1
         }
         table[key] = slot
-        statistics.connectionsOpened += 1
-        statistics.peakConnections = max(statistics.peakConnections, table.count)
+        counters.connectionsOpened += 1
+        counters.peakConnections = max(counters.peakConnections, table.count)
         consumer.connectionOpened(id, client: connection.client, server: connection.server, at: time)
         if guessed {
             consumer.warning(id, "connection picked up mid-stream (no SYN seen); \(connection.server) taken as "
@@ -293,6 +335,7 @@ public struct TCPReassembler {
     private mutating func remove(slot s: Int) {
         account(gap: 0, released: slots[s].bufferedBytes, slot: s)
         table.removeValue(forKey: slots[s].key)
+        retiredDeliveredBytes += slots[s].toServer.deliveredBytes + slots[s].toClient.deliveredBytes
         buffering.remove(s)
         slots[s].state = .free
         slots[s].toServer = HalfStream()
@@ -313,7 +356,7 @@ public struct TCPReassembler {
         let count = max(1, limits.maxConnections / 8)
         for s in candidates.prefix(count) {
             if slots[s].state == .open {
-                statistics.limitHits += 1
+                counters.limitHits += 1
                 consumer.warning(slots[s].id, "connection limit (\(limits.maxConnections)) reached: "
                                  + "evicted this least recently active connection", at: time)
                 closeConnection(slot: s, reason: .evicted, at: time, into: &consumer)
@@ -324,12 +367,30 @@ public struct TCPReassembler {
 
     // MARK: Buffer accounting and limits
 
+    /// Bytes the peer acknowledged long enough ago will never be sent again: announce them as a gap.
+    private mutating func giveUpOverdueAcknowledgedHole<Consumer: StreamConsumer>(
+        slot s: Int, direction: StreamDirection, now: Timestamp, into consumer: inout Consumer
+    ) {
+        guard slots[s][direction].acknowledgedBeyond != nil,
+              now.seconds(since: slots[s][direction].acknowledgedBeyondSince) >= limits.acknowledgedHoleTimeoutSeconds
+        else { return }
+        let id = slots[s].id
+        let step = slots[s][direction].giveUpAcknowledgedHole(at: now, id: id, direction: direction, into: &consumer)
+        account(gap: step.gap, released: step.released, slot: s)
+        if slots[s][direction].reachedFIN {
+            let ended = slots[s][direction].end(.fin, at: now, id: id, direction: direction, into: &consumer)
+            account(gap: ended.gap, released: ended.released, slot: s)
+            closeIfBothEnded(slot: s, at: now, into: &consumer)
+        }
+    }
+
     private mutating func account<Consumer: StreamConsumer>(_ change: HalfStreamChange, slot s: Int,
                                                             at time: Timestamp, into consumer: inout Consumer) {
-        statistics.duplicateBytes += change.duplicate
-        if change.outOfOrder { statistics.outOfOrderSegments += 1 }
+        counters.duplicateBytes += change.duplicate
+        if change.outOfOrder { counters.outOfOrderSegments += 1 }
+        if change.beyondWindow { counters.ignoredSegments += 1 }
         if change.conflict {
-            statistics.conflictingOverlaps += 1
+            counters.conflictingOverlaps += 1
             if !slots[s].warnedAboutConflict {
                 slots[s].warnedAboutConflict = true
                 consumer.warning(slots[s].id, "retransmitted bytes differ from the ones first seen; "
@@ -341,7 +402,7 @@ public struct TCPReassembler {
     }
 
     private mutating func account(gap: Int, released: Int, slot s: Int) {
-        statistics.gapBytes += gap
+        counters.gapBytes += gap
         bufferedBytes -= released
         if slots[s].bufferedBytes > 0 { buffering.insert(s) } else { buffering.remove(s) }
     }
@@ -361,7 +422,7 @@ public struct TCPReassembler {
             giveUpOldestHole(slot: oldest, limitDescription: "total buffer limit (\(limits.maxBufferedBytesTotal) "
                              + "bytes)", at: time, into: &consumer)
         }
-        statistics.peakBufferedBytes = max(statistics.peakBufferedBytes, bufferedBytes)
+        counters.peakBufferedBytes = max(counters.peakBufferedBytes, bufferedBytes)
     }
 
     private mutating func giveUpOldestHole<Consumer: StreamConsumer>(
@@ -378,7 +439,7 @@ public struct TCPReassembler {
         }
         let id = slots[s].id
         let step = slots[s][direction].skipToBufferedData(at: time, id: id, direction: direction, into: &consumer)
-        statistics.limitHits += 1
+        counters.limitHits += 1
         account(gap: step.gap, released: step.released, slot: s)
         consumer.warning(id, "\(limitDescription) reached: gave up waiting for \(step.gap) missing bytes "
                          + "(\(direction.label))", at: time)

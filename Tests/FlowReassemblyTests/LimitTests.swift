@@ -70,7 +70,9 @@ struct LimitTests {
         for index in 0..<20 {
             let conversation = connection(port: UInt16(41000 + index), start: index * 10)
             conversations.append(conversation)
-            for segment in conversation.handshake + conversation.requestSegments {
+            // The first connection lost its first segment: eviction must announce that hole.
+            let data = index == 0 ? Array(conversation.requestSegments.dropFirst()) : conversation.requestSegments
+            for segment in conversation.handshake + data {
                 reassembler.feed(segment, into: &consumer)
             }
             #expect(reassembler.connectionCount <= 8)
@@ -82,8 +84,11 @@ struct LimitTests {
         #expect(consumer.endReason(ids[0], .clientToServer) == .evicted)
         #expect(consumer.endReason(ids[19], .clientToServer) == .captureEnded)
         #expect(consumer.warnings.contains { $0.contains("connection limit (8)") })
-        // Eviction loses nothing already delivered.
-        for id in ids { #expect(consumer.bytes(id, .clientToServer) == conversations[0].request) }
+        // Eviction loses nothing already delivered, and turns the hole into a gap.
+        let request = conversations[0].request
+        #expect(consumer.pieces(ids[0], .clientToServer) == [.gap(10), .bytes(Array(request[10...]))])
+        for id in ids.dropFirst() { #expect(consumer.bytes(id, .clientToServer) == request) }
+        #expect(reassembler.bufferedBytes == 0)
         #expect(consumer.contractViolations.isEmpty)
         #expect(consumer.closedIDs.count == 20)
     }

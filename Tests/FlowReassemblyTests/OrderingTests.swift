@@ -25,6 +25,8 @@ struct OrderingTests {
         #expect(consumer.warnings.isEmpty)
         #expect(reassembler.statistics.outOfOrderSegments == 0)
         #expect(reassembler.statistics.peakBufferedBytes == 0, "in-order data is never buffered")
+        #expect(reassembler.statistics.bytesDelivered == conversation.request.count + conversation.response.count)
+        #expect(reassembler.statistics.gapBytes == 0)
     }
 
     @Test func reversedSegmentsGiveTheSameStreams() throws {
@@ -85,6 +87,8 @@ struct OrderingTests {
         let (consumer, reassembler) = reassemble(segments)
         try expectComplete(consumer, conversation)
         #expect(reassembler.statistics.duplicateBytes >= conversation.request.count + conversation.response.count)
+        #expect(reassembler.statistics.bytesDelivered == conversation.request.count + conversation.response.count,
+                "counted after the connection was forgotten too")
         #expect(consumer.warnings.isEmpty, "identical retransmissions are not worth a warning")
     }
 

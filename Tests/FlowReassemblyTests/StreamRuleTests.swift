@@ -38,6 +38,15 @@ struct StreamRuleTests {
         #expect(consumer.pieces(id, .clientToServer) == [.bytes(Array("hello world".utf8))])
     }
 
+    @Test func segmentBeyondAnyWindowIsIgnored() throws {
+        let wild = clientData(1 << 30 + 5, "junk")
+        let (consumer, reassembler) = reassemble(conversation.handshake + [clientData(0, "GET"), wild,
+                                                                           clientData(3, " /")])
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.pieces(id, .clientToServer) == [.bytes(Array("GET /".utf8))])
+        #expect(reassembler.statistics.ignoredSegments == 1)
+    }
+
     // MARK: Mid-stream pickup
 
     @Test func midStreamPickupGuessesTheServerByLowerPort() throws {
@@ -86,6 +95,17 @@ struct StreamRuleTests {
         let id = try #require(consumer.connectionIDs.first)
         #expect(consumer.opened[id]?.server == high)
         #expect(consumer.opened[id]?.client == low)
+        #expect(consumer.warnings.isEmpty)
+    }
+
+    @Test func synSeenAfterTheFirstDataIsTheSameConnection() throws {
+        // SYN/ACK, then the client's data, then its (reordered) SYN.
+        let segments = [conversation.handshake[1], clientData(0, "GET /"), conversation.handshake[0],
+                        clientData(5, " HTTP/1.1")]
+        let (consumer, _) = reassemble(segments)
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.connectionIDs.count == 1)
+        #expect(consumer.bytes(id, .clientToServer) == Array("GET / HTTP/1.1".utf8))
         #expect(consumer.warnings.isEmpty)
     }
 
@@ -244,5 +264,88 @@ struct StreamRuleTests {
         let id = try #require(consumer.connectionIDs.first)
         #expect(consumer.bytes(id, .serverToClient) == conversation.response)
         #expect(consumer.opened[id]?.server == conversation.server)
+    }
+}
+
+@Suite("Reassembly: nothing after a FIN")
+struct AfterFINTests {
+    let conversation = Conversation()
+
+    func clientSegment(_ offset: Int, _ text: String, flags: TCPFlags = [.ack]) -> Segment {
+        Segment(source: client, destination: server, sequence: conversation.clientISN &+ 1 &+ UInt32(offset),
+                ack: conversation.serverISN &+ 1, flags: flags, payload: Array(text.utf8), time: t(3))
+    }
+
+    @Test func bufferedBytesBeyondALaterFINAreDropped() throws {
+        // "XYZ" claims offsets 8..<11 and is buffered; then a FIN says the stream ends at 6.
+        let segments = conversation.handshake
+            + [clientSegment(8, "XYZ"), clientSegment(3, "def", flags: [.fin, .ack]), clientSegment(0, "abc")]
+        let (consumer, reassembler) = reassemble(segments, finish: false)
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.pieces(id, .clientToServer) == [.bytes(Array("abcdef".utf8))])
+        #expect(consumer.endReason(id, .clientToServer) == .fin)
+        #expect(reassembler.bufferedBytes == 0)
+    }
+
+    @Test func segmentCrossingTheFINIsCut() throws {
+        let segments = conversation.handshake
+            + [clientSegment(4, "", flags: [.fin, .ack]), clientSegment(2, "cdEXTRA"), clientSegment(0, "ab")]
+        let (consumer, _) = reassemble(segments)
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.pieces(id, .clientToServer) == [.bytes(Array("abcd".utf8))])
+        #expect(consumer.endReason(id, .clientToServer) == .fin)
+    }
+}
+
+@Suite("Reassembly: bytes the receiver acknowledged but the capture missed")
+struct AcknowledgedHoleTests {
+    let conversation = Conversation()
+
+    func serverData(_ offset: Int, _ text: String, at milliseconds: Int) -> Segment {
+        Segment(source: server, destination: client, sequence: conversation.serverISN &+ 1 &+ UInt32(offset),
+                ack: conversation.clientISN &+ 1, payload: Array(text.utf8), time: t(milliseconds))
+    }
+
+    func clientAck(_ offset: Int, at milliseconds: Int) -> Segment {
+        Segment(source: client, destination: server, sequence: conversation.clientISN &+ 1,
+                ack: conversation.serverISN &+ 1 &+ UInt32(offset), time: t(milliseconds))
+    }
+
+    @Test func acknowledgedHoleBecomesAGapAfterTheDelay() throws {
+        // Server bytes 4..<8 were lost by the capture; the client acknowledged all 12 at once.
+        let segments = conversation.handshake + [
+            serverData(0, "HTTP", at: 10), serverData(8, "/1.1", at: 11), clientAck(12, at: 12),
+            clientAck(12, at: 500),  // still within the delay: keep waiting
+        ]
+        let (waiting, _) = reassemble(segments, finish: false)
+        let id = try #require(waiting.connectionIDs.first)
+        #expect(waiting.pieces(id, .serverToClient) == [.bytes(Array("HTTP".utf8))])
+
+        let (consumer, reassembler) = reassemble(segments + [serverData(12, " 200", at: 1_100)], finish: false)
+        #expect(consumer.pieces(id, .serverToClient)
+                == [.bytes(Array("HTTP".utf8)), .gap(4), .bytes(Array("/1.1 200".utf8))])
+        #expect(reassembler.bufferedBytes == 0)
+        #expect(consumer.endReason(id, .serverToClient) == nil, "the stream goes on")
+    }
+
+    @Test func acknowledgedMissingTailIsAGapEvenWithoutLaterData() throws {
+        // The last 6 bytes never show up; the periodic sweep (driven by any packet) announces them.
+        let other = Conversation(client: Endpoint(address: .v4(0x0a00_0007), port: 50000))
+        let segments = conversation.handshake + [serverData(0, "HTTP", at: 10), clientAck(10, at: 12)]
+            + other.handshake.map { var segment = $0; segment.time = t(5_000); return segment }
+        let (consumer, _) = reassemble(segments, finish: false)
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.pieces(id, .serverToClient) == [.bytes(Array("HTTP".utf8)), .gap(6)])
+    }
+
+    @Test func reorderedDataWithinTheDelayIsNoGap() throws {
+        // An ACK seen before the data it covers (merged interfaces): the data still arrives in time.
+        let segments = conversation.handshake + [
+            clientAck(8, at: 10), serverData(4, "/1.1", at: 20), serverData(0, "HTTP", at: 30), clientAck(8, at: 2_000),
+        ]
+        let (consumer, reassembler) = reassemble(segments)
+        let id = try #require(consumer.connectionIDs.first)
+        #expect(consumer.pieces(id, .serverToClient) == [.bytes(Array("HTTP/1.1".utf8))])
+        #expect(reassembler.statistics.gapBytes == 0)
     }
 }
