@@ -72,7 +72,7 @@ public struct PortableSHA256: Sendable {
     }
 
     public static func hexDigest(of bytes: UnsafeRawBufferPointer) -> String {
-        var hasher = SHA256()
+        var hasher = PortableSHA256()
         hasher.update(bytes)
         return hasher.hexDigest()
     }

@@ -77,3 +77,12 @@ enum Implementation: String, CaseIterable, Sendable {
         #expect(hasher.hexDigest() == Self.vectors[1].1)
     }
 }
+
+@Suite struct SHA256HelperTests {
+    @Test func staticHelpersAgree() {
+        let data = Array("The quick brown fox jumps over the lazy dog".utf8)
+        let expected = "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592"
+        #expect(SHA256.hexDigest(of: data) == expected)
+        #expect(PortableSHA256.hexDigest(of: data) == expected)
+    }
+}
