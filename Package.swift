@@ -19,10 +19,10 @@ let package = Package(
             pkgConfig: "libpcap",
             providers: [.apt(["libpcap-dev"])]
         ),
-        // zlib, brotli and zstd decoders; only HTTPDecoding imports it.
+        // zlib, brotli and zstd decoders and libcrypto SHA-256; only HTTPDecoding imports it.
         .systemLibrary(
             name: "CCompression",
-            providers: [.apt(["zlib1g-dev", "libbrotli-dev", "libzstd-dev"])]
+            providers: [.apt(["zlib1g-dev", "libbrotli-dev", "libzstd-dev", "libssl-dev"])]
         ),
         .target(name: "PacketDecoding"),
         .target(name: "PacketCapture", dependencies: ["CPcap", "PacketDecoding"]),

@@ -84,6 +84,7 @@ struct CaptureCommand: ParsableCommand {
 
     @OptionGroup var source: SourceOptions
     @OptionGroup var output: OutputOptions
+    @OptionGroup(title: "HTTP view (--http)") var httpOptions: HTTPOptions
 
     @Flag(name: [.customShort("D"), .customLong("list-interfaces")],
           help: "List the interfaces capture can use, with index, state and addresses, then exit.")
@@ -122,9 +123,10 @@ struct CaptureCommand: ParsableCommand {
         if output.json && (output.quiet || output.ascii || output.hexAndASCII) {
             throw ValidationError("--json cannot be combined with -q, -A or -X.")
         }
-        if output.http && (output.json || output.writeFile != nil) {
-            throw ValidationError("--http cannot be combined with --json or -w.")
+        if output.http && output.writeFile != nil {
+            throw ValidationError("--http cannot be combined with -w.")
         }
+        try httpOptions.validate(http: output.http)
         if output.writeFile != nil && (output.json || output.ascii || output.hexAndASCII) {
             throw ValidationError("-w writes packets to a file; it cannot be combined with --json, -A or -X.")
         }
@@ -162,7 +164,7 @@ struct CaptureCommand: ParsableCommand {
         let session = SignalSession(handle: handle)
         defer { session.finish() }
         if output.http {
-            try runHTTPMode(handle: handle, source: source, output: output)
+            try runHTTPMode(handle: handle, source: source, output: output, http: httpOptions)
             return
         }
         var consumer = try PacketConsumer(handle: handle, decoder: decoder, output: output)

@@ -1,1 +1,0 @@
-// HTTPDecoding: see ../shared/GUIDE.md for this layer's role.

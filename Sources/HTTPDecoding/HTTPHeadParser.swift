@@ -1,0 +1,140 @@
+/// The start line and header fields of one message, parsed from its complete head.
+enum ParsedStartLine: Sendable, Hashable {
+    case request(method: String, uri: String, version: String)
+    case response(version: String, status: Int, reason: String)
+}
+
+struct ParsedHead {
+    var startLine: ParsedStartLine
+    var headers: HTTPHeaders
+}
+
+struct HeadParseError: Error, CustomStringConvertible {
+    var description: String
+}
+
+enum MessageRole: Sendable {
+    case request, response
+    var name: String { self == .request ? "request" : "response" }
+}
+
+private let cr: UInt8 = 0x0d, lf: UInt8 = 0x0a, space: UInt8 = 0x20, tab: UInt8 = 0x09, colon: UInt8 = 0x3a
+
+enum HTTPHeadParser {
+    /// Parses a complete head (start line, fields, blank line). Accepts bare LF line ends and obsolete line
+    /// folding, as real servers and clients send both.
+    static func parse(_ head: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedHead {
+        var startLine: ParsedStartLine?
+        var fields: [(name: String, value: String)] = []
+        fields.reserveCapacity(16)
+        var lineStart = head.startIndex
+        var index = head.startIndex
+        while index <= head.endIndex {
+            guard index == head.endIndex || head[index] == lf else { index += 1; continue }
+            var end = index
+            if end > lineStart && head[end - 1] == cr { end -= 1 }
+            let line = head[lineStart..<end]
+            lineStart = index + 1
+            index += 1
+            if line.isEmpty { if startLine == nil { continue } else { break } }
+            guard startLine != nil else {
+                startLine = try parseStartLine(line, role: role)
+                continue
+            }
+            if let lead = line.first, lead == space || lead == tab {
+                // Obsolete line folding: a continuation of the previous field's value.
+                guard !fields.isEmpty else { throw HeadParseError(description: "header continuation line before any header") }
+                fields[fields.count - 1].value += " " + text(trimmed(line))
+                continue
+            }
+            guard let colonIndex = line.firstIndex(of: colon), colonIndex > line.startIndex else {
+                throw HeadParseError(description: "header line without a name and colon: \"\(preview(line))\"")
+            }
+            let name = line[line.startIndex..<colonIndex]
+            guard name.allSatisfy(isTokenByte) else {
+                throw HeadParseError(description: "invalid header name \"\(preview(name))\"")
+            }
+            fields.append((text(name), text(trimmed(line[(colonIndex + 1)...]))))
+        }
+        guard let startLine else { throw HeadParseError(description: "empty message head") }
+        return ParsedHead(startLine: startLine, headers: HTTPHeaders(fields))
+    }
+
+    /// Without leading and trailing spaces and tabs.
+    static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var slice = bytes
+        while let first = slice.first, first == space || first == tab { slice = slice.dropFirst() }
+        while let last = slice.last, last == space || last == tab { slice = slice.dropLast() }
+        return slice
+    }
+
+    /// Trailer fields (no start line); lines that are not fields are skipped.
+    static func parseFields(_ bytes: ArraySlice<UInt8>) -> [(name: String, value: String)] {
+        bytes.split(separator: lf).compactMap { line in
+            var line = line
+            if line.last == cr { line = line.dropLast() }
+            guard let colonIndex = line.firstIndex(of: colon), colonIndex > line.startIndex else { return nil }
+            return (text(line[line.startIndex..<colonIndex]), text(trimmed(line[(colonIndex + 1)...])))
+        }
+    }
+
+    static func parseStartLine(_ line: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedStartLine {
+        switch role {
+        case .request:
+            let parts = line.split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte), !parts[1].isEmpty,
+                  isVersion(parts[2]) else {
+                throw HeadParseError(description: "not an HTTP/1.x request line: \"\(preview(line))\"")
+            }
+            return .request(method: text(parts[0]), uri: text(parts[1]), version: text(parts[2]))
+        case .response:
+            let parts = line.split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count >= 2, isVersion(parts[0]), parts[1].count == 3,
+                  parts[1].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                throw HeadParseError(description: "not an HTTP/1.x status line: \"\(preview(line))\"")
+            }
+            let status = parts[1].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            return .response(version: text(parts[0]), status: status, reason: parts.count == 3 ? text(parts[2]) : "")
+        }
+    }
+
+    /// Whether a line could start a message: used to find the next message after a gap.
+    static func looksLikeStartLine(_ line: ArraySlice<UInt8>, role: MessageRole) -> Bool {
+        var trimmed = line
+        if trimmed.last == cr { trimmed = trimmed.dropLast() }
+        return (try? parseStartLine(trimmed, role: role)) != nil
+    }
+
+    /// `HTTP/` followed by digit `.` digit.
+    static func isVersion(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard bytes.count == 8 else { return false }
+        let s = bytes.startIndex
+        @inline(__always) func b(_ i: Int) -> UInt8 { bytes[s + i] }
+        return b(0) == 0x48 && b(1) == 0x54 && b(2) == 0x54 && b(3) == 0x50 && b(4) == 0x2f
+            && (0x30...0x39).contains(b(5)) && b(6) == 0x2e && (0x30...0x39).contains(b(7))
+    }
+
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5a, 0x61...0x7a: return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default: return false
+        }
+    }
+
+    /// UTF-8 when valid, else Latin-1 (RFC 9110 says field values are historically ISO-8859-1).
+    static func text(_ bytes: ArraySlice<UInt8>) -> String {
+        // Header bytes are nearly always ASCII, which needs no validation.
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        if let utf8 = String(validating: bytes, as: UTF8.self) { return utf8 }
+        return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+    }
+
+    static func preview(_ bytes: ArraySlice<UInt8>) -> String {
+        let cut = bytes.prefix(60).map { $0 >= 0x20 && $0 < 0x7f ? $0 : UInt8(ascii: ".") }
+        return String(decoding: cut, as: UTF8.self) + (bytes.count > 60 ? "..." : "")
+    }
+}

@@ -1,0 +1,490 @@
+import PacketDecoding
+
+/// One message being read: its parsed head, its body so far, and what went wrong.
+final class MessageInProgress {
+    let head: ParsedHead
+    let headSize: Int
+    let start: Timestamp
+    var end: Timestamp
+    let body: BodyAccumulator
+    var warnings: [String]
+    /// Seen whole: no gap, not cut short, not abandoned.
+    var complete = true
+    var finished = false
+    /// The body as it stood when finished, computed once.
+    private(set) var finalBody: HTTPBody?
+
+    init(head: ParsedHead, headSize: Int, start: Timestamp, warnings: [String], limits: HTTPDecoderLimits) {
+        self.head = head
+        self.headSize = headSize
+        self.start = start
+        self.end = start
+        self.warnings = warnings
+        body = BodyAccumulator(contentEncoding: head.headers.tokens("Content-Encoding"),
+                               contentType: head.headers["Content-Type"], limits: limits)
+    }
+
+    func finishedBody() -> HTTPBody {
+        if let finalBody { return finalBody }
+        let result = body.finish()
+        warnings.append(contentsOf: body.warnings)
+        finalBody = result
+        return result
+    }
+
+    var method: String? {
+        if case .request(let method, _, _) = head.startLine { return method }
+        return nil
+    }
+}
+
+/// How the body of a message is delimited, decided once its head is known (RFC 9112 section 6).
+enum BodyFraming {
+    case none
+    case length(Int)
+    case chunked
+    case untilClose
+}
+
+/// What the connection tells a direction's parser to do once a message is complete.
+enum AfterMessage {
+    case next
+    /// Stop parsing: the bytes that follow are another protocol (upgrade, tunnel) or not HTTP.
+    case opaque
+    /// Hold further bytes until the other side decides (an Upgrade or CONNECT request awaiting its response).
+    case hold
+}
+
+/// The connection-side decisions a direction's parser needs.
+protocol MessageParserDelegate: AnyObject {
+    /// A head was parsed; returns its body framing. May return nil to abandon the stream (HTTP/2 preface).
+    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int,
+                at time: Timestamp) -> (MessageInProgress, BodyFraming)?
+    func parser(_ parser: HTTPMessageParser, didFinish message: MessageInProgress, at time: Timestamp) -> AfterMessage
+    /// A head that could not be parsed, or other trouble outside a message.
+    func parser(_ parser: HTTPMessageParser, problem: String, at time: Timestamp)
+    /// The first bytes of the client's stream, before any HTTP: returns true when they were taken (TLS).
+    func parser(_ parser: HTTPMessageParser, sniffFirstBytes bytes: ArraySlice<UInt8>, at time: Timestamp) -> Bool?
+}
+
+private let cr: UInt8 = 0x0d, lf: UInt8 = 0x0a
+
+/// Parses one direction of a connection as a stream of HTTP/1.x messages, incrementally: any split of the
+/// bytes into calls gives the same result. Bytes are lent for the call only; what must outlive it is copied
+/// into bounded buffers (the head, one chunk-size line, the kept part of a body).
+final class HTTPMessageParser {
+    enum Phase {
+        /// Deciding whether this is HTTP, TLS or something else (client side, first bytes only).
+        case sniff
+        case head
+        case fixedBody(remaining: Int)
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers
+        case untilClose
+        /// Waiting for the other side to accept or refuse an upgrade; bytes are held.
+        case holding
+        /// Looking for the next start line after a gap or a parse error.
+        case resync
+        /// Not parsed any more.
+        case opaque
+    }
+
+    let role: MessageRole
+    private let limits: HTTPDecoderLimits
+    weak var delegate: MessageParserDelegate?
+
+    private(set) var phase: Phase
+    private var buffer: [UInt8] = []
+    private var scanFrom = 0
+    private(set) var message: MessageInProgress?
+    /// Warnings waiting for the next message of this direction (a gap between messages).
+    var pendingWarnings: [String] = []
+    private(set) var messagesParsed = 0
+    /// During resync: whether the next byte starts a line; and how many bytes were scanned.
+    private var atLineStart = true
+    private var resyncScanned = 0
+    private var held: [UInt8] = []
+    private var heldGap = false
+    private var trailerFields: [UInt8] = []
+
+    init(role: MessageRole, limits: HTTPDecoderLimits, sniffFirst: Bool) {
+        self.role = role
+        self.limits = limits
+        phase = sniffFirst ? .sniff : .head
+    }
+
+    // MARK: Input
+
+    func consume(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            let used = step(UnsafeRawBufferPointer(rebasing: rest), at: time)
+            rest = rest.dropFirst(used)
+            if case .opaque = phase { return }
+        }
+    }
+
+    /// Consumes a prefix of `bytes` in the current phase; returns how many bytes were used (at least one unless
+    /// the phase changed).
+    private func step(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
+        switch phase {
+        case .opaque:
+            return bytes.count
+        case .holding:
+            if held.count + bytes.count > limits.maxHeadBytes {
+                held.removeAll()
+                heldGap = true
+            } else {
+                held.append(contentsOf: bytes)
+            }
+            return bytes.count
+        case .sniff:
+            buffer.append(contentsOf: bytes)
+            guard let decided = delegate?.parser(self, sniffFirstBytes: buffer[...], at: time) else {
+                if buffer.count > limits.maxClientHelloBytes { buffer.removeAll(); phase = .opaque }
+                return bytes.count
+            }
+            let saved = buffer
+            buffer.removeAll()
+            if decided { phase = .opaque; return bytes.count }
+            phase = .head
+            // Re-run the saved bytes as HTTP. They include this call's bytes, so consume all of them here.
+            saved.withUnsafeBytes { consume($0, at: time) }
+            return bytes.count
+        case .head:
+            return consumeHead(bytes, at: time)
+        case .fixedBody(let remaining):
+            let take = min(remaining, bytes.count)
+            appendBody(bytes, count: take, at: time)
+            if take == remaining { finishMessage(at: time) } else { phase = .fixedBody(remaining: remaining - take) }
+            return take
+        case .chunkData(let remaining):
+            let take = min(remaining, bytes.count)
+            appendBody(bytes, count: take, at: time)
+            phase = take == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - take)
+            return take
+        case .untilClose:
+            appendBody(bytes, count: bytes.count, at: time)
+            return bytes.count
+        case .chunkDataEnd:
+            let byte = bytes[0]
+            if byte == lf { buffer.removeAll(); phase = .chunkSize; return 1 }
+            if byte == cr && buffer.isEmpty { buffer.append(cr); return 1 }
+            abandonMessage("chunked body: expected CRLF after chunk data", at: time)
+            return 0
+        case .chunkSize, .trailers:
+            return consumeLine(bytes, at: time)
+        case .resync:
+            return consumeResync(bytes, at: time)
+        }
+    }
+
+    private func appendBody(_ bytes: UnsafeRawBufferPointer, count: Int, at time: Timestamp) {
+        guard let message, count > 0 else { return }
+        message.body.append(UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
+        message.end = time
+    }
+
+    private func consumeHead(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
+        var used = 0
+        if buffer.isEmpty {
+            // Blank lines before a message are ignored (RFC 9112 section 2.2).
+            while used < bytes.count && (bytes[used] == cr || bytes[used] == lf) { used += 1 }
+            if used == bytes.count { return used }
+            headStart = time
+            startLineChecked = false
+        }
+        let room = limits.maxHeadBytes + 1 - buffer.count
+        let piece = bytes[used..<min(bytes.count, used + room)]
+        let before = buffer.count
+        buffer.append(contentsOf: piece)
+        var index = max(scanFrom, 1)
+        while index < buffer.count {
+            if buffer[index] == lf && !startLineChecked {
+                // Check the start line as soon as it is whole, so a stream joined mid-message resyncs on the
+                // next line instead of swallowing it into a bogus head.
+                startLineChecked = true
+                if !HTTPHeadParser.looksLikeStartLine(buffer[0..<index], role: role) {
+                    let problem = "not an HTTP/1.x \(role.name) start line: \"\(HTTPHeadParser.preview(buffer[0..<index]))\""
+                    let fromThisCall = index + 1 - before
+                    delegate?.parser(self, problem: problem, at: time)
+                    startResync(atLineStart: true)
+                    return used + fromThisCall
+                }
+            }
+            if buffer[index] == lf && (buffer[index - 1] == lf || (buffer[index - 1] == cr && index >= 2 && buffer[index - 2] == lf)) {
+                let headSize = index + 1
+                let fromThisCall = headSize - before
+                parseHead(size: headSize, at: time)
+                return used + fromThisCall
+            }
+            index += 1
+        }
+        scanFrom = buffer.count
+        if buffer.count > limits.maxHeadBytes {
+            let warning = "\(role.name) head longer than the \(limits.maxHeadBytes)-byte limit; skipped"
+            buffer.removeAll()
+            scanFrom = 0
+            pendingWarnings.append(warning)
+            startResync(atLineStart: false)
+        }
+        return used + piece.count
+    }
+
+    private var headStart = Timestamp(seconds: 0, nanoseconds: 0)
+    private var startLineChecked = false
+
+    private func parseHead(size: Int, at time: Timestamp) {
+        let head = buffer[0..<size]
+        defer { buffer.removeAll(keepingCapacity: buffer.capacity <= 4096); scanFrom = 0 }
+        let parsed: ParsedHead
+        do throws(HeadParseError) {
+            parsed = try HTTPHeadParser.parse(head, role: role)
+        } catch {
+            delegate?.parser(self, problem: "\(error.description)", at: time)
+            startResync(atLineStart: true)
+            return
+        }
+        guard let delegate, let (message, framing) = delegate.parser(self, didParse: parsed, headSize: size, at: headStart) else {
+            phase = .opaque
+            return
+        }
+        message.end = time
+        self.message = message
+        messagesParsed += 1
+        switch framing {
+        case .none: finishMessage(at: time)
+        case .length(let length): if length == 0 { finishMessage(at: time) } else { phase = .fixedBody(remaining: length) }
+        case .chunked: phase = .chunkSize
+        case .untilClose: phase = .untilClose
+        }
+    }
+
+    /// Chunk-size lines and trailer lines, kept in `buffer` until their LF arrives.
+    private func consumeLine(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
+        guard let newline = bytes.firstIndex(of: lf) else {
+            buffer.append(contentsOf: bytes)
+            if buffer.count > limits.maxChunkLineBytes {
+                abandonMessage("chunked body: line longer than \(limits.maxChunkLineBytes) bytes", at: time)
+            }
+            return bytes.count
+        }
+        buffer.append(contentsOf: bytes[0..<newline])
+        var line = buffer[...]
+        if line.last == cr { line = line.dropLast() }
+        let used = newline + 1
+        if case .chunkSize = phase {
+            // chunk-size [; extensions]
+            let digits = line.prefix { $0 != UInt8(ascii: ";") }.filter { $0 != 0x20 && $0 != 0x09 }
+            guard !digits.isEmpty, digits.count <= 15, let size = Int(String(decoding: digits, as: UTF8.self), radix: 16) else {
+                let shown = HTTPHeadParser.preview(line)
+                buffer.removeAll()
+                abandonMessage("chunked body: invalid chunk size line \"\(shown)\"", at: time)
+                return used
+            }
+            buffer.removeAll()
+            message?.end = time
+            phase = size == 0 ? .trailers : .chunkData(remaining: size)
+            return used
+        }
+        // Trailer section: fields until an empty line.
+        buffer.removeAll()
+        if line.isEmpty {
+            if !trailerFields.isEmpty {
+                trailers = HTTPHeadParser.parseFields(trailerFields[...])
+            }
+            trailerFields.removeAll()
+            finishMessage(at: time)
+        } else {
+            trailerFields.append(contentsOf: line)
+            trailerFields.append(lf)
+            if trailerFields.count > limits.maxChunkLineBytes {
+                trailerFields.removeAll()
+                abandonMessage("chunked body: trailer section longer than \(limits.maxChunkLineBytes) bytes", at: time)
+            }
+        }
+        return used
+    }
+
+    /// Trailer fields of the message just finished (chunked bodies), for the connection to append.
+    private(set) var trailers: [(name: String, value: String)] = []
+
+    private func finishMessage(at time: Timestamp) {
+        guard let message else { phase = .head; return }
+        message.end = time
+        message.finished = true
+        self.message = nil
+        let after = delegate?.parser(self, didFinish: message, at: time) ?? .next
+        trailers = []
+        switch after {
+        case .next: phase = .head
+        case .opaque: phase = .opaque
+        case .hold: phase = .holding
+        }
+    }
+
+    /// The current message cannot be read further: report it as incomplete and look for the next one.
+    private func abandonMessage(_ warning: String, at time: Timestamp) {
+        buffer.removeAll()
+        if let message {
+            message.warnings.append(warning)
+            message.complete = false
+            finishMessage(at: time)
+            if case .opaque = phase { return }
+            if case .holding = phase { return }
+        } else {
+            pendingWarnings.append(warning)
+        }
+        startResync(atLineStart: false)
+    }
+
+    private func startResync(atLineStart: Bool) {
+        phase = .resync
+        self.atLineStart = atLineStart
+        resyncScanned = 0
+        buffer.removeAll()
+    }
+
+    private func consumeResync(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
+        if resyncScanned > limits.maxResyncScanBytes {
+            if messagesParsed > 0 {
+                delegate?.parser(self, problem: "no \(role.name) found in \(limits.maxResyncScanBytes) bytes after a gap; rest of the stream not parsed", at: time)
+            }
+            phase = .opaque
+            return bytes.count
+        }
+        if !atLineStart {
+            guard let newline = bytes.firstIndex(of: lf) else { resyncScanned += bytes.count; return bytes.count }
+            atLineStart = true
+            resyncScanned += newline + 1
+            return newline + 1
+        }
+        guard let newline = bytes.firstIndex(of: lf) else {
+            if buffer.count + bytes.count > 8192 {
+                buffer.removeAll()
+                atLineStart = false
+            } else {
+                buffer.append(contentsOf: bytes)
+            }
+            resyncScanned += bytes.count
+            return bytes.count
+        }
+        buffer.append(contentsOf: bytes[0..<newline])
+        let found = HTTPHeadParser.looksLikeStartLine(buffer[...], role: role)
+        resyncScanned += newline + 1
+        if found {
+            // Restart head parsing with this line; the bytes after the LF follow in the next step.
+            var line = buffer
+            line.append(lf)
+            buffer.removeAll()
+            phase = .head
+            scanFrom = 0
+            startLineChecked = false
+            _ = line.withUnsafeBytes { consumeHead($0, at: time) }
+        } else {
+            buffer.removeAll()
+        }
+        return newline + 1
+    }
+
+    // MARK: Gaps and ends
+
+    /// `length` bytes of this direction were never seen.
+    func gap(length: Int, at time: Timestamp) {
+        let what = "gap of \(length) bytes"
+        switch phase {
+        case .opaque:
+            return
+        case .holding:
+            heldGap = true
+        case .fixedBody(let remaining) where length <= remaining, .chunkData(let remaining) where length <= remaining:
+            message?.body.gap(length: length)
+            message?.warnings.append("\(what) in \(role.name) body")
+            message?.complete = false
+            if case .fixedBody = phase {
+                if length == remaining { finishMessage(at: time) } else { phase = .fixedBody(remaining: remaining - length) }
+            } else {
+                phase = length == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - length)
+            }
+        case .untilClose:
+            message?.body.gap(length: length)
+            message?.warnings.append("\(what) in \(role.name) body")
+            message?.complete = false
+        case .fixedBody, .chunkData, .chunkSize, .chunkDataEnd, .trailers:
+            message?.body.gap(length: length)
+            abandonMessage("\(what) in \(role.name) body; rest of the message lost", at: time)
+            // The gap ran past the message's end: the next message may start right after it.
+            if case .resync = phase { atLineStart = true }
+        case .head, .sniff:
+            if buffer.isEmpty {
+                pendingWarnings.append("\(what) before this \(role.name); earlier messages may be missing")
+            } else {
+                pendingWarnings.append("\(what) inside a \(role.name) head; that message was lost")
+            }
+            startResync(atLineStart: true)
+        case .resync:
+            buffer.removeAll()
+            atLineStart = true
+        }
+    }
+
+    /// The direction ended. A body delimited by the close is complete after a FIN; any other message is cut.
+    func end(reason: StreamEndReasonText, at time: Timestamp) {
+        switch phase {
+        case .untilClose:
+            if !reason.isOrderly, let message {
+                message.warnings.append("\(role.name) body ends with the connection, which \(reason.text); it may be incomplete")
+                message.complete = false
+            }
+            finishMessage(at: time)
+        case .fixedBody(let remaining), .chunkData(let remaining):
+            message?.warnings.append("\(role.name) body cut short: \(remaining) bytes missing when the connection \(reason.text)")
+            message?.complete = false
+            finishMessage(at: time)
+        case .chunkSize, .chunkDataEnd, .trailers:
+            message?.warnings.append("chunked \(role.name) body cut short when the connection \(reason.text)")
+            message?.complete = false
+            finishMessage(at: time)
+        case .head:
+            if !buffer.isEmpty {
+                delegate?.parser(self, problem: "\(role.name) head cut short (\(buffer.count) bytes) when the connection \(reason.text)", at: time)
+            }
+        case .holding:
+            if !held.isEmpty || heldGap { releaseHeld(at: time) }
+        case .sniff, .resync, .opaque:
+            break
+        }
+        buffer.removeAll()
+        phase = .opaque
+    }
+
+    /// The other side refused an upgrade: parse the held bytes as HTTP after all.
+    func releaseHeld(at time: Timestamp) {
+        guard case .holding = phase else { return }
+        let bytes = held
+        held.removeAll()
+        if heldGap {
+            heldGap = false
+            pendingWarnings.append("bytes lost while waiting for the upgrade response")
+            startResync(atLineStart: true)
+        } else {
+            phase = .head
+        }
+        bytes.withUnsafeBytes { consume($0, at: time) }
+    }
+
+    /// The other side accepted an upgrade or tunnel: drop what was held and stop parsing.
+    func becomeOpaque() {
+        held.removeAll()
+        buffer.removeAll()
+        phase = .opaque
+    }
+}
+
+/// How a direction ended, in words for warnings.
+struct StreamEndReasonText {
+    var text: String
+    var isOrderly: Bool
+}

@@ -1,0 +1,78 @@
+import Foundation
+import HTTPDecoding
+import PacketDecoding
+
+/// Small text helpers shared by the renderers.
+public enum ExchangeText {
+    /// The Host header without its port, else the server address.
+    static func hostWithoutPort(_ exchange: HTTPExchange) -> String {
+        guard let host = exchange.request?.headers["Host"], !host.isEmpty else { return exchange.server.address.description }
+        if host.hasPrefix("[") { return String(host.dropFirst().prefix { $0 != "]" }) }
+        return String(host.prefix { $0 != ":" })
+    }
+
+    /// What the default line shows: `example.com/v1/items?page=2`.
+    public static func hostAndTarget(_ exchange: HTTPExchange) -> String {
+        guard let request = exchange.request else { return exchange.server.description }
+        let uri = request.uri
+        if request.method == "CONNECT" { return uri }
+        if let range = uri.range(of: "://") { return String(uri[range.upperBound...]) }
+        let host = request.headers["Host"].flatMap { $0.isEmpty ? nil : $0 } ?? exchange.server.description
+        if uri == "*" { return host + " *" }
+        return host + uri
+    }
+
+    /// The path of a request-target, without query or fragment.
+    static func path(of uri: String) -> String {
+        var target = Substring(uri)
+        if let range = target.range(of: "://") {
+            target = target[range.upperBound...]
+            target = target.firstIndex(of: "/").map { target[$0...] } ?? "/"
+        }
+        return String(target.prefix { $0 != "?" && $0 != "#" })
+    }
+
+    /// `http://host/path?query` for HAR.
+    static func url(_ exchange: HTTPExchange) -> String {
+        guard let request = exchange.request else { return "http://\(exchange.server)/" }
+        if request.uri.contains("://") { return request.uri }
+        if request.method == "CONNECT" { return "https://\(request.uri)/" }
+        let host = request.headers["Host"].flatMap { $0.isEmpty ? nil : $0 } ?? exchange.server.description
+        return "http://\(host)\(request.uri.hasPrefix("/") ? request.uri : "/" + request.uri)"
+    }
+
+    /// `312 B`, `4.1 KB`, `12.0 MB` (powers of 1000, as browsers show transfer sizes).
+    public static func size(_ bytes: Int) -> String {
+        if bytes < 1000 { return "\(bytes) B" }
+        let units = ["KB", "MB", "GB", "TB"]
+        var value = Double(bytes) / 1000
+        var unit = 0
+        while value >= 999.95 && unit < units.count - 1 { value /= 1000; unit += 1 }
+        return String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// `183 ms`, `3.4 ms`, `12.3 s`.
+    public static func duration(_ seconds: Double) -> String {
+        let ms = max(seconds, 0) * 1000
+        if ms < 10 { return String(format: "%.1f ms", ms) }
+        if ms < 10_000 { return String(format: "%.0f ms", ms) }
+        return String(format: "%.1f s", ms / 1000)
+    }
+
+    /// `14:02:03.123` in local time (or UTC).
+    public static func timeOfDay(_ time: Timestamp, utc: Bool) -> String {
+        var seconds = time_t(time.seconds)
+        var parts = tm()
+        if utc { gmtime_r(&seconds, &parts) } else { localtime_r(&seconds, &parts) }
+        return String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, Int(time.nanoseconds) / 1_000_000)
+    }
+
+    /// `2026-11-21T14:02:03.123Z` for HAR.
+    static func iso8601(_ time: Timestamp) -> String {
+        var seconds = time_t(time.seconds)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                      parts.tm_hour, parts.tm_min, parts.tm_sec, Int(time.nanoseconds) / 1_000_000)
+    }
+}

@@ -1,0 +1,142 @@
+import HTTPDecoding
+import PacketDecoding
+
+/// Whether to colour output. `auto` colours a terminal unless `NO_COLOR` is set (https://no-color.org).
+public enum ColorChoice: String, Sendable, CaseIterable {
+    case auto, always, never
+
+    public func resolve(isTerminal: Bool, environment: [String: String]) -> Bool {
+        switch self {
+        case .always: return true
+        case .never: return false
+        case .auto:
+            if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
+            if environment["TERM"] == "dumb" { return false }
+            return isTerminal
+        }
+    }
+}
+
+/// The `--http` terminal view: one line per exchange, then with `verbose` the headers and decoded bodies.
+public struct HTTPTextRenderer: Sendable {
+    public struct Options: Sendable {
+        public var verbose = false
+        /// Decoded body bytes shown per message with `verbose`.
+        public var bodyLimit = 4096
+        public var color = false
+        public var utc = false
+        public init() {}
+    }
+
+    public var options: Options
+
+    public init(options: Options) { self.options = options }
+
+    private enum Style: String {
+        case dim = "2", bold = "1", green = "32", yellow = "33", red = "31", cyan = "36", magenta = "35"
+    }
+
+    private func paint(_ text: String, _ style: Style) -> String {
+        options.color ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+    }
+
+    /// The exchange's text, ending with a newline.
+    public func render(_ exchange: HTTPExchange) -> String {
+        var out = paint(ExchangeText.timeOfDay(exchange.time, utc: options.utc), .dim) + " "
+        out += "\(exchange.client) → \(exchange.server)  "
+        if let request = exchange.request {
+            out += paint(request.method, .bold) + " " + ExchangeText.hostAndTarget(exchange)
+        } else {
+            out += paint("(request not captured)", .dim)
+        }
+        out += " → "
+        if let response = exchange.response {
+            let status = "\(response.status)" + (response.reason.isEmpty ? "" : " \(response.reason)")
+            out += paint(status, statusStyle(response.status))
+            let end = response.end
+            let start = exchange.request?.start ?? response.start
+            out += "  " + ExchangeText.duration(end.seconds(since: start))
+        } else {
+            out += paint("no response", .red)
+        }
+        out += "  " + ExchangeText.size(exchange.request.map { $0.headSize + $0.body.transferSize } ?? 0)
+        if let response = exchange.response {
+            out += " → " + ExchangeText.size(response.headSize + response.body.transferSize)
+            if !response.body.encoding.isEmpty { out += " (\(response.body.encoding.reversed().joined(separator: ", ")))" }
+        }
+        if let upgrade = exchange.upgrade {
+            out += "  " + paint(upgrade == "tunnel" ? "⇄ tunnel (not decoded)" : "⇄ \(upgrade) (not decoded)", .magenta)
+        }
+        if !exchange.complete { out += "  " + paint("[incomplete]", .yellow) }
+        out += "\n"
+        for warning in exchange.warnings {
+            out += "    " + paint("! " + BodyPresentation.terminalSafe(warning), .yellow) + "\n"
+        }
+        if options.verbose { out += details(exchange) }
+        return out
+    }
+
+    public func render(_ notice: ConnectionNotice) -> String {
+        var out = paint(ExchangeText.timeOfDay(notice.time, utc: options.utc), .dim) + " "
+        out += "\(notice.client) → \(notice.server)  "
+        switch notice.kind {
+        case .tls(let serverName, let alpn):
+            out += paint("TLS", .magenta) + " " + BodyPresentation.terminalSafe(serverName ?? "(no server name)")
+            if !alpn.isEmpty { out += "  ALPN " + BodyPresentation.terminalSafe(alpn.joined(separator: ", ")) }
+            out += "  " + paint("(encrypted, not decoded)", .dim)
+        case .http2Preface:
+            out += paint("HTTP/2", .magenta) + " cleartext preface  " + paint("(HTTP/2 not decoded)", .dim)
+        }
+        return out + "\n"
+    }
+
+    public func render(warning message: String, time: Timestamp) -> String {
+        paint(ExchangeText.timeOfDay(time, utc: options.utc), .dim) + " " + paint("! " + BodyPresentation.terminalSafe(message), .yellow) + "\n"
+    }
+
+    private func statusStyle(_ status: Int) -> Style {
+        switch status {
+        case 200..<300: return .green
+        case 300..<400: return .cyan
+        case 400..<500: return .yellow
+        case 500...: return .red
+        default: return .dim
+        }
+    }
+
+    private func details(_ exchange: HTTPExchange) -> String {
+        var out = ""
+        if let request = exchange.request {
+            out += "  " + paint("> \(request.method) \(request.uri) \(request.version)", .bold) + "\n"
+            for field in request.headers { out += "  > " + BodyPresentation.terminalSafe("\(field.name): \(field.value)") + "\n" }
+            out += body(request.body)
+        }
+        if let response = exchange.response {
+            for interim in response.interim {
+                out += "  " + paint("< \(interim.status) \(interim.reason)", .dim) + "\n"
+            }
+            out += "  " + paint("< \(response.version) \(response.status) \(response.reason)", statusStyle(response.status)) + "\n"
+            for field in response.headers { out += "  < " + BodyPresentation.terminalSafe("\(field.name): \(field.value)") + "\n" }
+            out += body(response.body)
+        }
+        return out + "\n"
+    }
+
+    private func body(_ body: HTTPBody) -> String {
+        switch BodyPresentation.of(body, limit: options.bodyLimit) {
+        case .empty:
+            return ""
+        case .binary(let mimeType, let size):
+            return "  " + paint("[binary body: \(mimeType), \(ExchangeText.size(size)); not shown]", .dim) + "\n"
+        case .text(let text, _):
+            var out = "\n"
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) { out += "    \(line)\n" }
+            let shown = min(options.bodyLimit, body.kept.count)
+            if shown < body.size {
+                let hint = shown < options.bodyLimit ? "" : "; --body-limit shows more"
+                out += "  " + paint("[\(body.size - shown) more bytes not shown\(hint)]", .dim) + "\n"
+            }
+            return out
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Reports: see ../shared/GUIDE.md for this layer's role.

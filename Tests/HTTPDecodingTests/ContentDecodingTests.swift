@@ -1,0 +1,99 @@
+import FlowReassembly
+@testable import HTTPDecoding
+import TestSupport
+import Testing
+
+@Suite(.enabled(if: TestEnvironment.hasProgram("python3"), "needs python3 with brotli and zstandard to compress test bodies"))
+struct ContentDecodingTests {
+    static let body = sampleBody(300_000)
+
+    /// (Content-Encoding value, Python coder)
+    @Test(arguments: [("gzip", "gzip"), ("x-gzip", "gzip"), ("deflate", "zlib"), ("deflate", "raw-deflate"),
+                      ("br", "br"), ("zstd", "zstd")])
+    func decodesEachCodingInAnySplit(header: String, coder: String) throws {
+        let compressed = try compress(Self.body, with: coder)
+        var c = Conversation()
+        c.client("GET /data HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip, deflate, br, zstd\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Encoding: \(header)\r\nContent-Length: \(compressed.count)\r\n\r\n")
+        c.server(compressed)
+        for pieceSize in [Int.max, 1461, 1] {
+            let exchanges = c.exchanges(pieceSize: pieceSize)
+            try #require(exchanges.count == 1)
+            let body = try #require(exchanges[0].response?.body)
+            #expect(body.sha256 == SHA256.hexDigest(of: Self.body), "\(header)/\(coder) piece \(pieceSize)")
+            #expect(body.size == Self.body.count)
+            #expect(body.encoding == [header])
+            #expect(body.transferSize == compressed.count)
+            #expect(exchanges[0].warnings.isEmpty)
+        }
+    }
+
+    @Test func chunkedGzipWithTwoCodings() throws {
+        let inner = try compress(Self.body, with: "gzip")
+        let outer = try compress(inner, with: "br")
+        var chunked: [UInt8] = []
+        var offset = 0
+        while offset < outer.count {
+            let end = min(outer.count, offset + 4000)
+            chunked += Array(String(end - offset, radix: 16).utf8) + [13, 10] + outer[offset..<end] + [13, 10]
+            offset = end
+        }
+        chunked += Array("0\r\n\r\n".utf8)
+        var c = Conversation()
+        c.client("GET / HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Encoding: gzip, br\r\nTransfer-Encoding: chunked\r\n\r\n")
+        c.server(chunked)
+        let body = try #require(c.exchanges(pieceSize: 999).first?.response?.body)
+        #expect(body.encoding == ["br", "gzip"])
+        #expect(body.sha256 == SHA256.hexDigest(of: Self.body))
+    }
+
+    @Test func failedDecodeKeepsRawBytesAndSaysWhy() throws {
+        let garbage = Array("this is not gzip at all".utf8)
+        var c = Conversation()
+        c.client("GET / HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(garbage.count)\r\n\r\n")
+        c.server(garbage)
+        let exchange = try #require(c.exchanges().first)
+        let body = try #require(exchange.response?.body)
+        #expect(body.encoding == [])
+        #expect(body.sha256 == SHA256.hexDigest(of: garbage))
+        #expect(body.kept == garbage)
+        #expect(exchange.warnings.contains { $0.contains("gzip decoding failed") })
+        #expect(exchange.complete)
+    }
+
+    @Test func truncatedCompressedStreamIsReported() throws {
+        let compressed = try compress(Self.body, with: "zstd")
+        let cut = Array(compressed.prefix(compressed.count / 2))
+        var c = Conversation()
+        c.client("GET / HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Encoding: zstd\r\nContent-Length: \(cut.count)\r\n\r\n")
+        c.server(cut)
+        let exchange = try #require(c.exchanges().first)
+        #expect(exchange.warnings.contains { $0.contains("ended early") })
+    }
+
+    @Test func unknownCodingIsKeptAsReceived() throws {
+        var c = Conversation()
+        c.client("GET / HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Encoding: compress\r\nContent-Length: 3\r\n\r\nabc")
+        let exchange = try #require(c.exchanges().first)
+        #expect(exchange.response?.body.sha256 == sha256Hex("abc"))
+        #expect(exchange.warnings.contains { $0.contains("unsupported content coding") })
+    }
+
+    @Test func keptBytesAreBoundedButHashCoversAll() throws {
+        var limits = HTTPDecoderLimits()
+        limits.bodyKeepBytes = 100
+        let compressed = try compress(Self.body, with: "br")
+        var c = Conversation()
+        c.client("GET / HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: \(compressed.count)\r\n\r\n")
+        c.server(compressed)
+        let body = try #require(c.exchanges(limits: limits).first?.response?.body)
+        #expect(body.kept == Array(Self.body.prefix(100)))
+        #expect(body.keptIsPartial)
+        #expect(body.sha256 == SHA256.hexDigest(of: Self.body))
+    }
+}
