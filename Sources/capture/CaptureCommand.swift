@@ -221,19 +221,20 @@ struct CaptureCommand: ParsableCommand {
         }
         FileHandle.standardOutput.write(Data(text.utf8))
     }
+}
 
-    private func printLiveStatistics(handle: CaptureHandle, captured: Int, queueDrops: Int) {
-        var text = "\n\(captured) packet\(captured == 1 ? "" : "s") captured\n"
-        if let stats = handle.statistics() {
-            text += "\(stats.receivedByFilter) packet\(stats.receivedByFilter == 1 ? "" : "s") received by filter\n"
-            text += "\(stats.droppedByKernel) packet\(stats.droppedByKernel == 1 ? "" : "s") dropped by kernel\n"
-            if stats.droppedByInterface > 0 { text += "\(stats.droppedByInterface) packets dropped by interface\n" }
-        }
-        if queueDrops > 0 {
-            text += "\(queueDrops) packet\(queueDrops == 1 ? "" : "s") dropped by output queue (output too slow)\n"
-        }
-        FileHandle.standardError.write(Data(text.utf8))
+/// tcpdump's closing counts for a live capture, on standard error.
+func printLiveStatistics(handle: CaptureHandle, captured: Int, queueDrops: Int) {
+    var text = "\n\(captured) packet\(captured == 1 ? "" : "s") captured\n"
+    if let stats = handle.statistics() {
+        text += "\(stats.receivedByFilter) packet\(stats.receivedByFilter == 1 ? "" : "s") received by filter\n"
+        text += "\(stats.droppedByKernel) packet\(stats.droppedByKernel == 1 ? "" : "s") dropped by kernel\n"
+        if stats.droppedByInterface > 0 { text += "\(stats.droppedByInterface) packets dropped by interface\n" }
     }
+    if queueDrops > 0 {
+        text += "\(queueDrops) packet\(queueDrops == 1 ? "" : "s") dropped by output queue (output too slow)\n"
+    }
+    FileHandle.standardError.write(Data(text.utf8))
 }
 
 func printError(_ message: String, prefixed: Bool = true) {

@@ -23,10 +23,15 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
         reassembler.process(decoded, into: &consumer)
     }
     var failure: Error?
+    var packetsSeen = 0
     do {
         if handle.isLive {
             let buffered = BufferedCapture(handle: handle)
-            try buffered.forEachPacket(limit: source.count, packetLoop)
+            defer { printLiveStatistics(handle: handle, captured: packetsSeen, queueDrops: buffered.droppedByQueue) }
+            try buffered.forEachPacket(limit: source.count) { packet in
+                packetsSeen += 1
+                try packetLoop(packet)
+            }
         } else {
             try handle.forEachPacket(limit: source.count, packetLoop)
         }
