@@ -48,6 +48,17 @@ public struct SandboxIdentity: Codable, Sendable, Equatable, Hashable {
     public var ipv6Subnet: String { "fd54:4b00:0:\(String(slot, radix: 16))::/64" }
     public var hostIPv6: String { "fd54:4b00:0:\(String(slot, radix: 16))::1" }
     public var namespaceIPv6: String { "fd54:4b00:0:\(String(slot, radix: 16))::2" }
+    /// Fixed, locally administered MAC addresses for the two veth ends, so both sides can carry permanent
+    /// neighbour entries: a profile dropping all of one direction (Black Hole) then makes the command's
+    /// connections time out, as under NLC, instead of failing early on unanswered ARP/ND.
+    public var hostMAC: String { "02:54:4b:" + macSuffix }
+    public var namespaceMAC: String { "06:54:4b:" + macSuffix }
+    private var macSuffix: String {
+        stride(from: 0, to: 6, by: 2).map { offset -> String in
+            let start = id.index(id.startIndex, offsetBy: offset)
+            return String(id[start..<id.index(start, offsetBy: 2)])
+        }.joined(separator: ":")
+    }
     public static let ipv6PrefixLength = 64
 
     /// Whether `cidr` (an IPv4 route or address prefix on the host) overlaps this slot's /30.

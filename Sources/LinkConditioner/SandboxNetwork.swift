@@ -27,7 +27,8 @@ public struct SandboxNetworkPlan: Sendable, Equatable {
         let ns = id.namespace, host = id.hostInterface, inner = id.namespaceInterface
         var commands: [[String]] = [
             ["ip", "netns", "add", ns],
-            ["ip", "link", "add", host, "type", "veth", "peer", "name", inner, "netns", ns],
+            ["ip", "link", "add", host, "address", id.hostMAC, "type", "veth",
+             "peer", "name", inner, "address", id.namespaceMAC, "netns", ns],
             ["ip", "addr", "add", "\(id.hostIPv4)/\(SandboxIdentity.ipv4PrefixLength)", "dev", host],
             ["ip", "-6", "addr", "add", "\(id.hostIPv6)/\(SandboxIdentity.ipv6PrefixLength)", "dev", host, "nodad"],
             // Lets DNAT to the host's 127.0.0.0/8 route packets that arrive on this veth (see nftCommands).
@@ -40,6 +41,11 @@ public struct SandboxNetworkPlan: Sendable, Equatable {
             ["ip", "-n", ns, "link", "set", inner, "up"],
             ["ip", "-n", ns, "route", "add", "default", "via", id.hostIPv4, "dev", inner],
             ["ip", "-n", ns, "-6", "route", "add", "default", "via", id.hostIPv6, "dev", inner],
+            ["ip", "neigh", "replace", id.namespaceIPv4, "lladdr", id.namespaceMAC, "dev", host, "nud", "permanent"],
+            ["ip", "-6", "neigh", "replace", id.namespaceIPv6, "lladdr", id.namespaceMAC, "dev", host, "nud", "permanent"],
+            ["ip", "-n", ns, "neigh", "replace", id.hostIPv4, "lladdr", id.hostMAC, "dev", inner, "nud", "permanent"],
+            ["ip", "-n", ns, "-6", "neigh", "replace", id.hostIPv6, "lladdr", id.hostMAC, "dev", inner,
+             "nud", "permanent"],
         ]
         commands += nftCommands
         return commands

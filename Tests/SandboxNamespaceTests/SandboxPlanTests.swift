@@ -45,8 +45,13 @@ struct SandboxPlanTests {
                                       loopbackResolver: "127.0.0.53")
         let commands = plan.setupCommands
         #expect(commands.first == ["ip", "netns", "add", "tapkit-0a1b2c"])
-        #expect(commands.contains(["ip", "link", "add", "tk-0a1b2c", "type", "veth", "peer", "name", "eth0",
-                                   "netns", "tapkit-0a1b2c"]))
+        #expect(commands.contains(["ip", "link", "add", "tk-0a1b2c", "address", "02:54:4b:0a:1b:2c", "type", "veth",
+                                   "peer", "name", "eth0", "address", "06:54:4b:0a:1b:2c", "netns", "tapkit-0a1b2c"]))
+        // Permanent neighbours both ways, so dropping one direction never turns into failed ARP/ND.
+        #expect(commands.contains(["ip", "neigh", "replace", "10.213.0.22", "lladdr", "06:54:4b:0a:1b:2c",
+                                   "dev", "tk-0a1b2c", "nud", "permanent"]))
+        #expect(commands.contains(["ip", "-n", "tapkit-0a1b2c", "-6", "neigh", "replace", "fd54:4b00:0:5::1",
+                                   "lladdr", "02:54:4b:0a:1b:2c", "dev", "eth0", "nud", "permanent"]))
         #expect(commands.contains(["sysctl", "-q", "-w", "net.ipv4.conf.tk-0a1b2c.route_localnet=1"]))
         #expect(commands.contains(["ip", "-n", "tapkit-0a1b2c", "route", "add", "default", "via", "10.213.0.21",
                                    "dev", "eth0"]))
