@@ -33,7 +33,12 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
                 try packetLoop(packet)
             }
         } else {
-            try handle.forEachPacket(limit: source.count, packetLoop)
+            var progress = ProgressReporter(handle: handle)
+            defer { progress?.clear() }
+            try handle.forEachPacket(limit: source.count) { packet in
+                try packetLoop(packet)
+                progress?.tick(packets: packet.index)
+            }
         }
     } catch {
         failure = error

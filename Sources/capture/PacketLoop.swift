@@ -85,7 +85,8 @@ struct PacketConsumer {
 struct ProgressReporter {
     private let handle: CaptureHandle
     private let totalBytes: Int64
-    private var lastReport = ProcessInfo.processInfo.systemUptime
+    /// None until the first report, which comes at the first tick: a big file always shows where it is.
+    private var lastReport: TimeInterval?
     private var shown = false
 
     init?(handle: CaptureHandle) {
@@ -99,7 +100,8 @@ struct ProgressReporter {
     mutating func tick(packets: Int) {
         guard packets & 0x3fff == 0 else { return }
         let now = ProcessInfo.processInfo.systemUptime
-        guard now - lastReport >= 0.5, let read = handle.fileBytesRead else { return }
+        if let lastReport, now - lastReport < 0.5 { return }
+        guard let read = handle.fileBytesRead else { return }
         lastReport = now
         shown = true
         let percent = Int(read * 100 / max(totalBytes, 1))
