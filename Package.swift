@@ -35,7 +35,6 @@ let package = Package(
             dependencies: [
                 "PacketCapture", "PacketDecoding", "FlowReassembly", "HTTPDecoding", "Reports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
