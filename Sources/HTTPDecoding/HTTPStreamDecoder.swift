@@ -262,7 +262,7 @@ final class HTTPConnection: MessageParserDelegate {
             warnings += request.warnings
             complete = complete && request.complete
             var headers = request.head.headers
-            headers.fields += trailers.removeValue(forKey: ObjectIdentifier(request)) ?? []
+            if !trailers.isEmpty { headers.fields += trailers.removeValue(forKey: ObjectIdentifier(request)) ?? [] }
             httpRequest = HTTPRequest(method: method, uri: uri, version: version, headers: headers, body: body,
                                       headSize: request.headSize, start: request.start, end: request.end)
         }
@@ -272,7 +272,7 @@ final class HTTPConnection: MessageParserDelegate {
             warnings += response.warnings
             complete = complete && response.complete
             var headers = response.head.headers
-            headers.fields += trailers.removeValue(forKey: ObjectIdentifier(response)) ?? []
+            if !trailers.isEmpty { headers.fields += trailers.removeValue(forKey: ObjectIdentifier(response)) ?? [] }
             httpResponse = HTTPResponse(status: status, reason: reason, version: version, headers: headers, body: body,
                                         headSize: response.headSize, interim: interim, start: response.start,
                                         end: response.end)

@@ -11,6 +11,21 @@ public enum HTTPJSONRenderer {
     /// The line's UTF-8 bytes, without a newline (what `line(for:)` returns, without building a String).
     public static func bytes(for exchange: HTTPExchange) -> [UInt8] {
         var json = JSONText()
+        write(exchange, into: &json)
+        return json.bytes
+    }
+
+    /// Appends the line and a newline to `output`'s buffer directly: no per-exchange buffer, no copy.
+    public static func appendLine(for exchange: HTTPExchange, to output: inout PacketOutput) {
+        output.withByteBuffer { buffer in
+            var json = JSONText(appendingTo: &buffer)
+            write(exchange, into: &json)
+            buffer = json.release()
+            buffer.append(UInt8(ascii: "\n"))
+        }
+    }
+
+    private static func write(_ exchange: HTTPExchange, into json: inout JSONText) {
         json.raw("{")
         json.key("ts"); json.seconds(exchange.time.secondsSinceEpoch)
         json.raw(","); json.key("client"); json.string(exchange.client.description)
@@ -62,7 +77,6 @@ public enum HTTPJSONRenderer {
             json.string(warning)
         }
         json.raw("]}")
-        return json.bytes
     }
 
     private static func headers(_ headers: HTTPHeaders, into json: inout JSONText) {

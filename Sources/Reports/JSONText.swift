@@ -5,6 +5,19 @@ struct JSONText {
 
     init() { bytes.reserveCapacity(2048) }
 
+    /// Writes after the bytes already in `buffer`, which is moved in (left empty) so nothing is copied; hand it
+    /// back with `release()`. Lets a caller append JSON straight into its own reusable output buffer.
+    init(appendingTo buffer: inout [UInt8]) {
+        swap(&bytes, &buffer)
+    }
+
+    /// The bytes written, moved out (this value is left empty).
+    mutating func release() -> [UInt8] {
+        var out: [UInt8] = []
+        swap(&out, &bytes)
+        return out
+    }
+
     var text: String { String(decoding: bytes, as: UTF8.self) }
 
     mutating func raw(_ fragment: StaticString) {
@@ -50,16 +63,48 @@ struct JSONText {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    mutating func number(_ value: Int) { raw(String(value)) }
+    mutating func number(_ value: Int) { decimal(Int64(value)) }
+
+    /// `value` in decimal, as `String(value)` spells it, without building a String.
+    private mutating func decimal(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        digits(value.magnitude, width: 1)
+    }
+
+    /// `value` in decimal, left-padded with zeros to at least `width` digits.
+    private mutating func digits(_ value: UInt64, width: Int) {
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for the 20 digits of UInt64.max
+        withUnsafeMutableBytes(of: &scratch) { scratch in
+            var number = value
+            var index = scratch.count
+            repeat {
+                index -= 1
+                scratch[index] = 48 + UInt8(number % 10)
+                number /= 10
+            } while number > 0
+            while scratch.count - index < width {
+                index -= 1
+                scratch[index] = 48
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[index...]))
+        }
+    }
 
     /// Seconds with microsecond precision, no exponent.
     mutating func seconds(_ value: Double) {
         let micros = Int64((value * 1_000_000).rounded())
-        let fraction = String(micros % 1_000_000)
-        raw(String(micros / 1_000_000))
+        guard micros >= 0 else {
+            // Before 1970: kept exactly as the String-based spelling had it.
+            let fraction = String(micros % 1_000_000)
+            raw(String(micros / 1_000_000))
+            bytes.append(UInt8(ascii: "."))
+            for _ in fraction.utf8.count..<6 { bytes.append(UInt8(ascii: "0")) }
+            raw(fraction)
+            return
+        }
+        digits(UInt64(micros / 1_000_000), width: 1)
         bytes.append(UInt8(ascii: "."))
-        for _ in fraction.utf8.count..<6 { bytes.append(UInt8(ascii: "0")) }
-        raw(fraction)
+        digits(UInt64(micros % 1_000_000), width: 6)
     }
 
     /// Milliseconds with three decimals (HAR timings).
