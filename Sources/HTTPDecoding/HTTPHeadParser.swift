@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The start line and header fields of one message, parsed from its complete head.
 enum ParsedStartLine: Sendable, Hashable {
     case request(method: String, uri: String, version: String)
@@ -30,7 +34,7 @@ enum HTTPHeadParser {
         var lineStart = head.startIndex
         var index = head.startIndex
         while index <= head.endIndex {
-            guard index == head.endIndex || head[index] == lf else { index += 1; continue }
+            index = firstLF(head, from: index) ?? head.endIndex
             var end = index
             if end > lineStart && head[end - 1] == cr { end -= 1 }
             let line = head[lineStart..<end]
@@ -60,6 +64,17 @@ enum HTTPHeadParser {
         return ParsedHead(startLine: startLine, headers: HTTPHeaders(fields))
     }
 
+    /// Index of the first LF in `bytes` at or after `start` (memchr: heads are scanned a line at a time).
+    @inline(__always)
+    static func firstLF(_ bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { buffer in
+            let offset = start - bytes.startIndex
+            guard offset < buffer.count, let base = buffer.baseAddress,
+                  let found = memchr(base + offset, Int32(lf), buffer.count - offset) else { return nil }
+            return bytes.startIndex + (UnsafeRawPointer(found) - UnsafeRawPointer(base))
+        }
+    }
+
     /// Without leading and trailing spaces and tabs.
     static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         var slice = bytes
@@ -79,22 +94,33 @@ enum HTTPHeadParser {
     }
 
     static func parseStartLine(_ line: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedStartLine {
+        // Up to three space-separated parts, the last one taking the rest of the line (as
+        // `split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)` would, without an array).
+        let firstSpace = line.firstIndex(of: space)
+        let secondSpace = firstSpace.flatMap { line[line.index(after: $0)...].firstIndex(of: space) }
         switch role {
         case .request:
-            let parts = line.split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte), !parts[1].isEmpty,
-                  isVersion(parts[2]) else {
+            guard let firstSpace, let secondSpace else {
                 throw HeadParseError(description: "not an HTTP/1.x request line: \"\(preview(line))\"")
             }
-            return .request(method: text(parts[0]), uri: text(parts[1]), version: text(parts[2]))
+            let method = line[..<firstSpace], uri = line[(firstSpace + 1)..<secondSpace]
+            let version = line[(secondSpace + 1)...]
+            guard !method.isEmpty, method.allSatisfy(isTokenByte), !uri.isEmpty, isVersion(version) else {
+                throw HeadParseError(description: "not an HTTP/1.x request line: \"\(preview(line))\"")
+            }
+            return .request(method: text(method), uri: text(uri), version: text(version))
         case .response:
-            let parts = line.split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count >= 2, isVersion(parts[0]), parts[1].count == 3,
-                  parts[1].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            guard let firstSpace else {
                 throw HeadParseError(description: "not an HTTP/1.x status line: \"\(preview(line))\"")
             }
-            let status = parts[1].reduce(0) { $0 * 10 + Int($1 - 0x30) }
-            return .response(version: text(parts[0]), status: status, reason: parts.count == 3 ? text(parts[2]) : "")
+            let version = line[..<firstSpace]
+            let code = line[(firstSpace + 1)..<(secondSpace ?? line.endIndex)]
+            guard isVersion(version), code.count == 3, code.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                throw HeadParseError(description: "not an HTTP/1.x status line: \"\(preview(line))\"")
+            }
+            let status = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            let reason = secondSpace.map { text(line[($0 + 1)...]) } ?? ""
+            return .response(version: text(version), status: status, reason: reason)
         }
     }
 
@@ -127,10 +153,14 @@ enum HTTPHeadParser {
 
     /// UTF-8 when valid, else Latin-1 (RFC 9110 says field values are historically ISO-8859-1).
     static func text(_ bytes: ArraySlice<UInt8>) -> String {
-        // Header bytes are nearly always ASCII, which needs no validation.
-        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
-        if let utf8 = String(validating: bytes, as: UTF8.self) { return utf8 }
-        return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        bytes.withUnsafeBufferPointer { buffer in
+            // Header bytes are nearly always ASCII, which needs no validation.
+            var ascii = true
+            for byte in buffer where byte >= 0x80 { ascii = false; break }
+            if ascii { return String(decoding: buffer, as: UTF8.self) }
+            if let utf8 = String(validating: buffer, as: UTF8.self) { return utf8 }
+            return String(String.UnicodeScalarView(buffer.map { Unicode.Scalar($0) }))
+        }
     }
 
     static func preview(_ bytes: ArraySlice<UInt8>) -> String {
