@@ -24,7 +24,9 @@ struct JSONText {
         fragment.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    mutating func raw(_ fragment: String) {
+    /// Text already valid as JSON. Named apart from `raw(_: StaticString)` so that literals, which would pick the
+    /// String overload, take the StaticString one (no String, no copy).
+    mutating func rawText(_ fragment: String) {
         var fragment = fragment
         fragment.withUTF8 { bytes.append(contentsOf: $0) }
     }
@@ -32,28 +34,33 @@ struct JSONText {
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     mutating func string(_ value: String) {
-        var value = value
         bytes.append(UInt8(ascii: "\""))
-        value.withUTF8 { utf8 in
-            var plainStart = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
-                bytes.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
-                case 0x0a: bytes.append(UInt8(ascii: "n"))
-                case 0x0d: bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "t"))
-                default:
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xf)]])
-                }
-                plainStart = index + 1
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<utf8.count]))
+        // Native strings lend their UTF-8 in place; only a bridged or foreign one is copied.
+        if value.utf8.withContiguousStorageIfAvailable({ escaped($0) }) == nil {
+            var value = value
+            value.withUTF8 { escaped($0) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var plainStart = 0
+        for index in 0..<utf8.count {
+            let byte = utf8[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
+            bytes.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+            case 0x0a: bytes.append(UInt8(ascii: "n"))
+            case 0x0d: bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "t"))
+            default:
+                bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xf)]])
+            }
+            plainStart = index + 1
+        }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<utf8.count]))
     }
 
     mutating func key(_ name: StaticString) {
@@ -96,10 +103,10 @@ struct JSONText {
         guard micros >= 0 else {
             // Before 1970: kept exactly as the String-based spelling had it.
             let fraction = String(micros % 1_000_000)
-            raw(String(micros / 1_000_000))
+            rawText(String(micros / 1_000_000))
             bytes.append(UInt8(ascii: "."))
             for _ in fraction.utf8.count..<6 { bytes.append(UInt8(ascii: "0")) }
-            raw(fraction)
+            rawText(fraction)
             return
         }
         digits(UInt64(micros / 1_000_000), width: 1)
@@ -111,10 +118,10 @@ struct JSONText {
     mutating func milliseconds(_ value: Double) {
         let thousandths = Int64((max(value, 0) * 1000).rounded())
         let fraction = String(thousandths % 1000)
-        raw(String(thousandths / 1000))
+        rawText(String(thousandths / 1000))
         bytes.append(UInt8(ascii: "."))
         for _ in fraction.utf8.count..<3 { bytes.append(UInt8(ascii: "0")) }
-        raw(fraction)
+        rawText(fraction)
     }
 
     mutating func bool(_ value: Bool) { value ? raw("true") : raw("false") }
