@@ -28,8 +28,8 @@ public enum HTTPJSONRenderer {
     private static func write(_ exchange: HTTPExchange, into json: inout JSONText) {
         json.raw("{")
         json.key("ts"); json.seconds(exchange.time.secondsSinceEpoch)
-        json.raw(","); json.key("client"); json.string(exchange.client.description)
-        json.raw(","); json.key("server"); json.string(exchange.server.description)
+        json.raw(","); json.key("client"); json.endpoint(exchange.client)
+        json.raw(","); json.key("server"); json.endpoint(exchange.server)
         json.raw(","); json.key("request")
         if let request = exchange.request {
             json.raw("{")

@@ -1,3 +1,5 @@
+import PacketDecoding
+
 /// Minimal JSON text building for the NDJSON and HAR writers: keys in a fixed order, strings escaped per RFC 8259.
 /// Bytes are appended to one buffer (one exchange's line is built with a handful of allocations).
 struct JSONText {
@@ -43,9 +45,29 @@ struct JSONText {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Whether any of the 8 bytes in `word` is a control character, `"` or `\\` (SWAR: a byte below 0x20, or
+    /// one equal to 0x22 or 0x5c, sets its high bit in the result; the tests are exact for the word as a whole).
+    @inline(__always)
+    private static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let below20 = (word &- ones &* 0x20) & ~word & highs
+        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5c)
+        let isQuote = (quote &- ones) & ~quote & highs
+        let isBackslash = (backslash &- ones) & ~backslash & highs
+        return below20 | isQuote | isBackslash != 0
+    }
+
     private mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        // Most text needs no escaping: skip it 8 bytes at a time, then look byte by byte from there.
+        var clean = 0
+        if let base = utf8.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while clean + 8 <= utf8.count && !Self.needsEscape(raw.loadUnaligned(fromByteOffset: clean, as: UInt64.self)) {
+                clean += 8
+            }
+        }
         var plainStart = 0
-        for index in 0..<utf8.count {
+        for index in clean..<utf8.count {
             let byte = utf8[index]
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
@@ -61,6 +83,18 @@ struct JSONText {
             plainStart = index + 1
         }
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<utf8.count]))
+    }
+
+    /// `endpoint.description` as a JSON string; IPv4 is written digit by digit without building the String.
+    mutating func endpoint(_ endpoint: Endpoint) {
+        guard case .v4(let a) = endpoint.address else { string(endpoint.description); return }
+        bytes.append(UInt8(ascii: "\""))
+        digits(UInt64(a >> 24), width: 1); bytes.append(UInt8(ascii: "."))
+        digits(UInt64((a >> 16) & 0xff), width: 1); bytes.append(UInt8(ascii: "."))
+        digits(UInt64((a >> 8) & 0xff), width: 1); bytes.append(UInt8(ascii: "."))
+        digits(UInt64(a & 0xff), width: 1); bytes.append(UInt8(ascii: ":"))
+        digits(UInt64(endpoint.port), width: 1)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     mutating func key(_ name: StaticString) {
