@@ -15,14 +15,12 @@ public enum HTTPJSONRenderer {
         return json.bytes
     }
 
-    /// Appends the line and a newline to `output`'s buffer directly: no per-exchange buffer, no copy.
+    /// Appends the line and a newline to `output`.
     public static func appendLine(for exchange: HTTPExchange, to output: inout PacketOutput) {
-        output.withByteBuffer { buffer in
-            var json = JSONText(appendingTo: &buffer)
-            write(exchange, into: &json)
-            buffer = json.release()
-            buffer.append(UInt8(ascii: "\n"))
-        }
+        var json = JSONText()
+        write(exchange, into: &json)
+        json.out.append(UInt8(ascii: "\n"))
+        output.append(raw: json.out.bytes)
     }
 
     private static func write(_ exchange: HTTPExchange, into json: inout JSONText) {

@@ -1,48 +1,86 @@
 import PacketDecoding
 
+/// A growable byte buffer written through a pointer: JSON is built from many pieces of a few bytes each, and
+/// Array.append(contentsOf:) costs more per call than the copy itself.
+final class JSONBuffer {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 2048) {
+        self.capacity = capacity
+        base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    @inline(__always)
+    func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(count + extra) }
+    }
+
+    private func grow(_ needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.update(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    func append(_ source: UnsafeRawPointer?, count length: Int) {
+        guard length > 0, let source else { return }
+        reserve(length)
+        UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: length)
+        count += length
+    }
+}
+
 /// Minimal JSON text building for the NDJSON and HAR writers: keys in a fixed order, strings escaped per RFC 8259.
-/// Bytes are appended to one buffer (one exchange's line is built with a handful of allocations).
+/// Bytes are written into one pointer-backed buffer (one exchange's line costs two allocations).
 struct JSONText {
-    private(set) var bytes: [UInt8] = []
+    let out = JSONBuffer()
 
-    init() { bytes.reserveCapacity(2048) }
+    init() {}
 
-    /// Writes after the bytes already in `buffer`, which is moved in (left empty) so nothing is copied; hand it
-    /// back with `release()`. Lets a caller append JSON straight into its own reusable output buffer.
-    init(appendingTo buffer: inout [UInt8]) {
-        swap(&bytes, &buffer)
-    }
+    /// A copy of the bytes written.
+    var bytes: [UInt8] { [UInt8](out.bytes) }
 
-    /// The bytes written, moved out (this value is left empty).
-    mutating func release() -> [UInt8] {
-        var out: [UInt8] = []
-        swap(&out, &bytes)
-        return out
-    }
-
-    var text: String { String(decoding: bytes, as: UTF8.self) }
+    var text: String { String(decoding: out.bytes, as: UTF8.self) }
 
     mutating func raw(_ fragment: StaticString) {
-        fragment.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        // withUTF8Buffer: a one-character literal may be stored as a scalar, not a pointer.
+        fragment.withUTF8Buffer { out.append($0.baseAddress, count: $0.count) }
     }
 
     /// Text already valid as JSON. Named apart from `raw(_: StaticString)` so that literals, which would pick the
     /// String overload, take the StaticString one (no String, no copy).
     mutating func rawText(_ fragment: String) {
         var fragment = fragment
-        fragment.withUTF8 { bytes.append(contentsOf: $0) }
+        fragment.withUTF8 { out.append($0.baseAddress, count: $0.count) }
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: "\""))
         // Native strings lend their UTF-8 in place; only a bridged or foreign one is copied.
         if value.utf8.withContiguousStorageIfAvailable({ escaped($0) }) == nil {
             var value = value
             value.withUTF8 { escaped($0) }
         }
-        bytes.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: "\""))
     }
 
     /// Whether any of the 8 bytes in `word` is a control character, `"` or `\\` (SWAR: a byte below 0x20, or
@@ -70,45 +108,46 @@ struct JSONText {
         for index in clean..<utf8.count {
             let byte = utf8[index]
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
-            bytes.append(UInt8(ascii: "\\"))
+            out.append(utf8.baseAddress.map { $0 + plainStart }, count: index - plainStart)
+            out.append(UInt8(ascii: "\\"))
             switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
-            case 0x0a: bytes.append(UInt8(ascii: "n"))
-            case 0x0d: bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(UInt8(ascii: "t"))
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+            case 0x0a: out.append(UInt8(ascii: "n"))
+            case 0x0d: out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(UInt8(ascii: "t"))
             default:
-                bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xf)]])
+                out.append(UInt8(ascii: "u")); out.append(0x30); out.append(0x30)
+                out.append(Self.hexDigits[Int(byte >> 4)]); out.append(Self.hexDigits[Int(byte & 0xf)])
             }
             plainStart = index + 1
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<utf8.count]))
+        out.append(utf8.baseAddress.map { $0 + plainStart }, count: utf8.count - plainStart)
     }
 
     /// `endpoint.description` as a JSON string; IPv4 is written digit by digit without building the String.
     mutating func endpoint(_ endpoint: Endpoint) {
         guard case .v4(let a) = endpoint.address else { string(endpoint.description); return }
-        bytes.append(UInt8(ascii: "\""))
-        digits(UInt64(a >> 24), width: 1); bytes.append(UInt8(ascii: "."))
-        digits(UInt64((a >> 16) & 0xff), width: 1); bytes.append(UInt8(ascii: "."))
-        digits(UInt64((a >> 8) & 0xff), width: 1); bytes.append(UInt8(ascii: "."))
-        digits(UInt64(a & 0xff), width: 1); bytes.append(UInt8(ascii: ":"))
+        out.append(UInt8(ascii: "\""))
+        digits(UInt64(a >> 24), width: 1); out.append(UInt8(ascii: "."))
+        digits(UInt64((a >> 16) & 0xff), width: 1); out.append(UInt8(ascii: "."))
+        digits(UInt64((a >> 8) & 0xff), width: 1); out.append(UInt8(ascii: "."))
+        digits(UInt64(a & 0xff), width: 1); out.append(UInt8(ascii: ":"))
         digits(UInt64(endpoint.port), width: 1)
-        bytes.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: "\""))
     }
 
     mutating func key(_ name: StaticString) {
-        bytes.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: "\""))
         raw(name)
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        out.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: ":"))
     }
 
     mutating func number(_ value: Int) { decimal(Int64(value)) }
 
     /// `value` in decimal, as `String(value)` spells it, without building a String.
     private mutating func decimal(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        if value < 0 { out.append(UInt8(ascii: "-")) }
         digits(value.magnitude, width: 1)
     }
 
@@ -127,7 +166,7 @@ struct JSONText {
                 index -= 1
                 scratch[index] = 48
             }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[index...]))
+            out.append(scratch.baseAddress.map { $0 + index }, count: scratch.count - index)
         }
     }
 
@@ -138,13 +177,13 @@ struct JSONText {
             // Before 1970: kept exactly as the String-based spelling had it.
             let fraction = String(micros % 1_000_000)
             rawText(String(micros / 1_000_000))
-            bytes.append(UInt8(ascii: "."))
-            for _ in fraction.utf8.count..<6 { bytes.append(UInt8(ascii: "0")) }
+            out.append(UInt8(ascii: "."))
+            for _ in fraction.utf8.count..<6 { out.append(UInt8(ascii: "0")) }
             rawText(fraction)
             return
         }
         digits(UInt64(micros / 1_000_000), width: 1)
-        bytes.append(UInt8(ascii: "."))
+        out.append(UInt8(ascii: "."))
         digits(UInt64(micros % 1_000_000), width: 6)
     }
 
@@ -153,8 +192,8 @@ struct JSONText {
         let thousandths = Int64((max(value, 0) * 1000).rounded())
         let fraction = String(thousandths % 1000)
         rawText(String(thousandths / 1000))
-        bytes.append(UInt8(ascii: "."))
-        for _ in fraction.utf8.count..<3 { bytes.append(UInt8(ascii: "0")) }
+        out.append(UInt8(ascii: "."))
+        for _ in fraction.utf8.count..<3 { out.append(UInt8(ascii: "0")) }
         rawText(fraction)
     }
 

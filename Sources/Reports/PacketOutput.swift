@@ -32,9 +32,6 @@ public struct PacketOutput {
 
     public mutating func append(raw: UnsafeRawBufferPointer) { bytes.append(contentsOf: raw) }
 
-    /// Lets writers in this module append to the pending bytes in place.
-    mutating func withByteBuffer<R>(_ body: (inout [UInt8]) -> R) -> R { body(&bytes) }
-
     public mutating func append<T: BinaryInteger>(decimal value: T) {
         if value < 0 {
             bytes.append(UInt8(ascii: "-"))
