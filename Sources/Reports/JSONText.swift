@@ -31,6 +31,16 @@ final class JSONBuffer {
         capacity = newCapacity
     }
 
+    /// `"name":` with one capacity check.
+    func appendKey(_ name: UnsafeBufferPointer<UInt8>) {
+        reserve(name.count + 3)
+        base[count] = UInt8(ascii: "\"")
+        if let source = name.baseAddress { (base + count + 1).update(from: source, count: name.count) }
+        base[count + 1 + name.count] = UInt8(ascii: "\"")
+        base[count + 2 + name.count] = UInt8(ascii: ":")
+        count += name.count + 3
+    }
+
     @inline(__always)
     func append(_ byte: UInt8) {
         reserve(1)
@@ -137,10 +147,7 @@ struct JSONText {
     }
 
     mutating func key(_ name: StaticString) {
-        out.append(UInt8(ascii: "\""))
-        raw(name)
-        out.append(UInt8(ascii: "\""))
-        out.append(UInt8(ascii: ":"))
+        name.withUTF8Buffer { name in out.appendKey(name) }
     }
 
     mutating func number(_ value: Int) { decimal(Int64(value)) }
