@@ -73,15 +73,15 @@ final class BodyAccumulator {
             if let failure = stageFailure { stopDecoding(failure.description + "; body kept as received") }
         }
         if decoding {
-            return HTTPBody(size: decodedSize, sha256: decodedHash.hexDigest(), encoding: codings,
+            return HTTPBody(size: decodedSize, sha256: decodedHash.finishHexDigest(), encoding: codings,
                             transferSize: transferSize, kept: decodedKept,
                             keptIsPartial: decodedKept.count < decodedSize, contentType: contentType)
         }
         if keepsRawSeparately {
-            return HTTPBody(size: transferSize, sha256: rawHash.hexDigest(), encoding: [], transferSize: transferSize,
+            return HTTPBody(size: transferSize, sha256: rawHash.finishHexDigest(), encoding: [], transferSize: transferSize,
                             kept: rawKept, keptIsPartial: rawKept.count < transferSize, contentType: contentType)
         }
-        return HTTPBody(size: decodedSize, sha256: decodedHash.hexDigest(), encoding: [], transferSize: transferSize,
+        return HTTPBody(size: decodedSize, sha256: decodedHash.finishHexDigest(), encoding: [], transferSize: transferSize,
                         kept: decodedKept, keptIsPartial: decodedKept.count < decodedSize, contentType: contentType)
     }
 
