@@ -106,19 +106,21 @@ struct JSONText {
     }
 
     private mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
-        // Most text needs no escaping: skip it 8 bytes at a time, then look byte by byte from there.
-        var clean = 0
-        if let base = utf8.baseAddress {
-            let raw = UnsafeRawPointer(base)
-            while clean + 8 <= utf8.count && !Self.needsEscape(raw.loadUnaligned(fromByteOffset: clean, as: UInt64.self)) {
-                clean += 8
-            }
-        }
+        guard let base = utf8.baseAddress else { return }
+        let raw = UnsafeRawPointer(base)
+        let count = utf8.count
         var plainStart = 0
-        for index in clean..<utf8.count {
-            let byte = utf8[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            out.append(utf8.baseAddress.map { $0 + plainStart }, count: index - plainStart)
+        var index = 0
+        while index < count {
+            // Most text needs no escaping: skip it 8 bytes at a time, then look at single bytes only where a
+            // word holds something to escape.
+            while index + 8 <= count && !Self.needsEscape(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                index += 8
+            }
+            guard index < count else { break }
+            let byte = base[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { index += 1; continue }
+            out.append(base + plainStart, count: index - plainStart)
             out.append(UInt8(ascii: "\\"))
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
@@ -129,9 +131,10 @@ struct JSONText {
                 out.append(UInt8(ascii: "u")); out.append(0x30); out.append(0x30)
                 out.append(Self.hexDigits[Int(byte >> 4)]); out.append(Self.hexDigits[Int(byte & 0xf)])
             }
-            plainStart = index + 1
+            index += 1
+            plainStart = index
         }
-        out.append(utf8.baseAddress.map { $0 + plainStart }, count: utf8.count - plainStart)
+        out.append(base + plainStart, count: count - plainStart)
     }
 
     /// `endpoint.description` as a JSON string; IPv4 is written digit by digit without building the String.
