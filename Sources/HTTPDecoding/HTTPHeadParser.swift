@@ -93,34 +93,42 @@ enum HTTPHeadParser {
         }
     }
 
-    static func parseStartLine(_ line: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedStartLine {
-        // Up to three space-separated parts, the last one taking the rest of the line (as
-        // `split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)` would, without an array).
-        let firstSpace = line.firstIndex(of: space)
-        let secondSpace = firstSpace.flatMap { line[line.index(after: $0)...].firstIndex(of: space) }
+    /// Where a valid start line's parts are: method, target, version (request) or version, status code,
+    /// reason (response, reason nil when the line has no second space). Nil when the line is not a start line.
+    /// Up to three space-separated parts, the last taking the rest of the line, as
+    /// `split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)` would, without an array.
+    private static func startLineParts(_ line: ArraySlice<UInt8>, role: MessageRole)
+        -> (first: Range<Int>, second: Range<Int>, third: Range<Int>?)? {
+        guard let firstSpace = line.firstIndex(of: space) else { return nil }
+        let secondSpace = line[(firstSpace + 1)...].firstIndex(of: space)
         switch role {
         case .request:
-            guard let firstSpace, let secondSpace else {
-                throw HeadParseError(description: "not an HTTP/1.x request line: \"\(preview(line))\"")
-            }
+            guard let secondSpace else { return nil }
             let method = line[..<firstSpace], uri = line[(firstSpace + 1)..<secondSpace]
             let version = line[(secondSpace + 1)...]
-            guard !method.isEmpty, method.allSatisfy(isTokenByte), !uri.isEmpty, isVersion(version) else {
-                throw HeadParseError(description: "not an HTTP/1.x request line: \"\(preview(line))\"")
-            }
-            return .request(method: text(method), uri: text(uri), version: text(version))
+            guard !method.isEmpty, method.allSatisfy(isTokenByte), !uri.isEmpty, isVersion(version) else { return nil }
+            return (method.indices, uri.indices, version.indices)
         case .response:
-            guard let firstSpace else {
-                throw HeadParseError(description: "not an HTTP/1.x status line: \"\(preview(line))\"")
-            }
             let version = line[..<firstSpace]
             let code = line[(firstSpace + 1)..<(secondSpace ?? line.endIndex)]
-            guard isVersion(version), code.count == 3, code.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                throw HeadParseError(description: "not an HTTP/1.x status line: \"\(preview(line))\"")
-            }
-            let status = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-            let reason = secondSpace.map { text(line[($0 + 1)...]) } ?? ""
-            return .response(version: text(version), status: status, reason: reason)
+            guard isVersion(version), code.count == 3, code.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return (version.indices, code.indices, secondSpace.map { ($0 + 1)..<line.endIndex })
+        }
+    }
+
+    static func parseStartLine(_ line: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedStartLine {
+        guard let parts = startLineParts(line, role: role) else {
+            let what = role == .request ? "request" : "status"
+            throw HeadParseError(description: "not an HTTP/1.x \(what) line: \"\(preview(line))\"")
+        }
+        switch role {
+        case .request:
+            return .request(method: text(line[parts.first]), uri: text(line[parts.second]),
+                            version: parts.third.map { text(line[$0]) } ?? "")  // always there for a request
+        case .response:
+            let status = line[parts.second].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            return .response(version: text(line[parts.first]), status: status,
+                             reason: parts.third.map { text(line[$0]) } ?? "")
         }
     }
 
@@ -128,7 +136,7 @@ enum HTTPHeadParser {
     static func looksLikeStartLine(_ line: ArraySlice<UInt8>, role: MessageRole) -> Bool {
         var trimmed = line
         if trimmed.last == cr { trimmed = trimmed.dropLast() }
-        return (try? parseStartLine(trimmed, role: role)) != nil
+        return startLineParts(trimmed, role: role) != nil
     }
 
     /// `HTTP/` followed by digit `.` digit.
