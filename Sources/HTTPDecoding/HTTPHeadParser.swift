@@ -163,12 +163,27 @@ enum HTTPHeadParser {
     static func text(_ bytes: ArraySlice<UInt8>) -> String {
         bytes.withUnsafeBufferPointer { buffer in
             // Header bytes are nearly always ASCII, which needs no validation.
-            var ascii = true
-            for byte in buffer where byte >= 0x80 { ascii = false; break }
-            if ascii { return String(decoding: buffer, as: UTF8.self) }
+            if isASCII(buffer) { return String(decoding: buffer, as: UTF8.self) }
             if let utf8 = String(validating: buffer, as: UTF8.self) { return utf8 }
             return String(String.UnicodeScalarView(buffer.map { Unicode.Scalar($0) }))
         }
+    }
+
+    /// No byte with the high bit set; 8 bytes at a time.
+    private static func isASCII(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = buffer.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        var high: UInt64 = 0
+        while index + 8 <= buffer.count {
+            high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < buffer.count {
+            high |= UInt64(base[index])
+            index += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     static func preview(_ bytes: ArraySlice<UInt8>) -> String {

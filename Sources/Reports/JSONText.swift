@@ -70,8 +70,13 @@ struct JSONText {
     var text: String { String(decoding: out.bytes, as: UTF8.self) }
 
     mutating func raw(_ fragment: StaticString) {
-        // withUTF8Buffer: a one-character literal may be stored as a scalar, not a pointer.
-        fragment.withUTF8Buffer { out.append($0.baseAddress, count: $0.count) }
+        // Literals normally point at their bytes (no closure, so no retain of the buffer); a one-character
+        // literal may be stored as a scalar instead.
+        if fragment.hasPointerRepresentation {
+            out.append(fragment.utf8Start, count: fragment.utf8CodeUnitCount)
+        } else {
+            fragment.withUTF8Buffer { out.append($0.baseAddress, count: $0.count) }
+        }
     }
 
     /// Text already valid as JSON. Named apart from `raw(_: StaticString)` so that literals, which would pick the
@@ -150,7 +155,11 @@ struct JSONText {
     }
 
     mutating func key(_ name: StaticString) {
-        name.withUTF8Buffer { name in out.appendKey(name) }
+        if name.hasPointerRepresentation {
+            out.appendKey(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        } else {
+            name.withUTF8Buffer { name in out.appendKey(name) }
+        }
     }
 
     mutating func number(_ value: Int) { decimal(Int64(value)) }
