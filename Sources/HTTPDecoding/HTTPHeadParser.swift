@@ -28,40 +28,74 @@ enum HTTPHeadParser {
     /// Parses a complete head (start line, fields, blank line). Accepts bare LF line ends and obsolete line
     /// folding, as real servers and clients send both.
     static func parse(_ head: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedHead {
+        // Fields are cut out of the head through a buffer pointer: slicing the ArraySlice for every line, name
+        // and value retained and released the array's storage each time.
+        let result: Result<ParsedHead, HeadParseError> = head.withUnsafeBufferPointer { buffer in
+            do throws(HeadParseError) {
+                return .success(try parse(buffer, head: head, role: role))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// `buffer` holds `head`'s bytes; offsets into it are `head`'s indices minus its start index.
+    private static func parse(_ buffer: UnsafeBufferPointer<UInt8>, head: ArraySlice<UInt8>,
+                              role: MessageRole) throws(HeadParseError) -> ParsedHead {
         var startLine: ParsedStartLine?
         var fields: [(name: String, value: String)] = []
         fields.reserveCapacity(16)
-        var lineStart = head.startIndex
-        var index = head.startIndex
-        while index <= head.endIndex {
-            index = firstLF(head, from: index) ?? head.endIndex
+        let base = head.startIndex
+        let count = buffer.count
+        var lineStart = 0
+        var index = 0
+        while index <= count {
+            index = firstLF(head, from: base + index).map { $0 - base } ?? count
             var end = index
-            if end > lineStart && head[end - 1] == cr { end -= 1 }
-            let line = head[lineStart..<end]
+            if end > lineStart && buffer[end - 1] == cr { end -= 1 }
+            let line = lineStart..<end
             lineStart = index + 1
             index += 1
             if line.isEmpty { if startLine == nil { continue } else { break } }
             guard startLine != nil else {
-                startLine = try parseStartLine(line, role: role)
+                startLine = try parseStartLine(head[(base + line.lowerBound)..<(base + line.upperBound)], role: role)
                 continue
             }
-            if let lead = line.first, lead == space || lead == tab {
+            let lead = buffer[line.lowerBound]
+            if lead == space || lead == tab {
                 // Obsolete line folding: a continuation of the previous field's value.
                 guard !fields.isEmpty else { throw HeadParseError(description: "header continuation line before any header") }
-                fields[fields.count - 1].value += " " + text(trimmed(line))
+                fields[fields.count - 1].value += " " + text(buffer, trimmed(buffer, line))
                 continue
             }
-            guard let colonIndex = line.firstIndex(of: colon), colonIndex > line.startIndex else {
-                throw HeadParseError(description: "header line without a name and colon: \"\(preview(line))\"")
+            var colonIndex = line.lowerBound
+            while colonIndex < line.upperBound && buffer[colonIndex] != colon { colonIndex += 1 }
+            guard colonIndex < line.upperBound, colonIndex > line.lowerBound else {
+                let shown = head[(base + line.lowerBound)..<(base + line.upperBound)]
+                throw HeadParseError(description: "header line without a name and colon: \"\(preview(shown))\"")
             }
-            let name = line[line.startIndex..<colonIndex]
-            guard name.allSatisfy(isTokenByte) else {
-                throw HeadParseError(description: "invalid header name \"\(preview(name))\"")
+            let name = line.lowerBound..<colonIndex
+            for i in name where !isTokenByte(buffer[i]) {
+                let shown = head[(base + name.lowerBound)..<(base + name.upperBound)]
+                throw HeadParseError(description: "invalid header name \"\(preview(shown))\"")
             }
-            fields.append((text(name), text(trimmed(line[(colonIndex + 1)...]))))
+            fields.append((text(buffer, name), text(buffer, trimmed(buffer, (colonIndex + 1)..<line.upperBound))))
         }
         guard let startLine else { throw HeadParseError(description: "empty message head") }
         return ParsedHead(startLine: startLine, headers: HTTPHeaders(fields))
+    }
+
+    /// `range` of `buffer` without leading and trailing spaces and tabs.
+    private static func trimmed(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+        var lower = range.lowerBound, upper = range.upperBound
+        while lower < upper && (buffer[lower] == space || buffer[lower] == tab) { lower += 1 }
+        while upper > lower && (buffer[upper - 1] == space || buffer[upper - 1] == tab) { upper -= 1 }
+        return lower..<upper
+    }
+
+    private static func text(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        text(UnsafeBufferPointer(rebasing: buffer[range]))
     }
 
     /// Index of the first LF in `bytes` at or after `start` (memchr: heads are scanned a line at a time).
@@ -161,12 +195,14 @@ enum HTTPHeadParser {
 
     /// UTF-8 when valid, else Latin-1 (RFC 9110 says field values are historically ISO-8859-1).
     static func text(_ bytes: ArraySlice<UInt8>) -> String {
-        bytes.withUnsafeBufferPointer { buffer in
-            // Header bytes are nearly always ASCII, which needs no validation.
-            if isASCII(buffer) { return String(decoding: buffer, as: UTF8.self) }
-            if let utf8 = String(validating: buffer, as: UTF8.self) { return utf8 }
-            return String(String.UnicodeScalarView(buffer.map { Unicode.Scalar($0) }))
-        }
+        bytes.withUnsafeBufferPointer { text($0) }
+    }
+
+    private static func text(_ buffer: UnsafeBufferPointer<UInt8>) -> String {
+        // Header bytes are nearly always ASCII, which needs no validation.
+        if isASCII(buffer) { return String(decoding: buffer, as: UTF8.self) }
+        if let utf8 = String(validating: buffer, as: UTF8.self) { return utf8 }
+        return String(String.UnicodeScalarView(buffer.map { Unicode.Scalar($0) }))
     }
 
     /// No byte with the high bit set; 8 bytes at a time.
