@@ -13,7 +13,18 @@ final class BodyAccumulator {
     private var transferSize = 0
     private lazy var rawHash = SHA256()
     private var rawKept: [UInt8] = []
-    private let decodedHash = SHA256()
+    /// Created with the first decoded byte: most messages (GET requests, 304s) have no body, and an EVP context
+    /// costs allocations to create, finish and free.
+    private var decodedHasher: SHA256?
+    private var decodedHash: SHA256 {
+        if let decodedHasher { return decodedHasher }
+        let hasher = SHA256()
+        decodedHasher = hasher
+        return hasher
+    }
+    /// SHA-256 of no bytes, computed once.
+    private static let emptyDigest = SHA256().finishHexDigest()
+    private var decodedDigest: String { decodedHasher?.finishHexDigest() ?? Self.emptyDigest }
     private var decodedSize = 0
     private var decodedKept: [UInt8] = []
     private var stageFailure: DecodeFailure?
@@ -73,15 +84,15 @@ final class BodyAccumulator {
             if let failure = stageFailure { stopDecoding(failure.description + "; body kept as received") }
         }
         if decoding {
-            return HTTPBody(size: decodedSize, sha256: decodedHash.hexDigest(), encoding: codings,
+            return HTTPBody(size: decodedSize, sha256: decodedDigest, encoding: codings,
                             transferSize: transferSize, kept: decodedKept,
                             keptIsPartial: decodedKept.count < decodedSize, contentType: contentType)
         }
         if keepsRawSeparately {
-            return HTTPBody(size: transferSize, sha256: rawHash.hexDigest(), encoding: [], transferSize: transferSize,
+            return HTTPBody(size: transferSize, sha256: rawHash.finishHexDigest(), encoding: [], transferSize: transferSize,
                             kept: rawKept, keptIsPartial: rawKept.count < transferSize, contentType: contentType)
         }
-        return HTTPBody(size: decodedSize, sha256: decodedHash.hexDigest(), encoding: [], transferSize: transferSize,
+        return HTTPBody(size: decodedSize, sha256: decodedDigest, encoding: [], transferSize: transferSize,
                         kept: decodedKept, keptIsPartial: decodedKept.count < decodedSize, contentType: contentType)
     }
 

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The start line and header fields of one message, parsed from its complete head.
 enum ParsedStartLine: Sendable, Hashable {
     case request(method: String, uri: String, version: String)
@@ -24,40 +28,85 @@ enum HTTPHeadParser {
     /// Parses a complete head (start line, fields, blank line). Accepts bare LF line ends and obsolete line
     /// folding, as real servers and clients send both.
     static func parse(_ head: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedHead {
+        // Fields are cut out of the head through a buffer pointer: slicing the ArraySlice for every line, name
+        // and value retained and released the array's storage each time.
+        let result: Result<ParsedHead, HeadParseError> = head.withUnsafeBufferPointer { buffer in
+            do throws(HeadParseError) {
+                return .success(try parse(buffer, head: head, role: role))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// `buffer` holds `head`'s bytes; offsets into it are `head`'s indices minus its start index.
+    private static func parse(_ buffer: UnsafeBufferPointer<UInt8>, head: ArraySlice<UInt8>,
+                              role: MessageRole) throws(HeadParseError) -> ParsedHead {
         var startLine: ParsedStartLine?
         var fields: [(name: String, value: String)] = []
         fields.reserveCapacity(16)
-        var lineStart = head.startIndex
-        var index = head.startIndex
-        while index <= head.endIndex {
-            guard index == head.endIndex || head[index] == lf else { index += 1; continue }
+        let base = head.startIndex
+        let count = buffer.count
+        var lineStart = 0
+        var index = 0
+        while index <= count {
+            index = firstLF(head, from: base + index).map { $0 - base } ?? count
             var end = index
-            if end > lineStart && head[end - 1] == cr { end -= 1 }
-            let line = head[lineStart..<end]
+            if end > lineStart && buffer[end - 1] == cr { end -= 1 }
+            let line = lineStart..<end
             lineStart = index + 1
             index += 1
             if line.isEmpty { if startLine == nil { continue } else { break } }
             guard startLine != nil else {
-                startLine = try parseStartLine(line, role: role)
+                startLine = try parseStartLine(head[(base + line.lowerBound)..<(base + line.upperBound)], role: role)
                 continue
             }
-            if let lead = line.first, lead == space || lead == tab {
+            let lead = buffer[line.lowerBound]
+            if lead == space || lead == tab {
                 // Obsolete line folding: a continuation of the previous field's value.
                 guard !fields.isEmpty else { throw HeadParseError(description: "header continuation line before any header") }
-                fields[fields.count - 1].value += " " + text(trimmed(line))
+                fields[fields.count - 1].value += " " + text(buffer, trimmed(buffer, line))
                 continue
             }
-            guard let colonIndex = line.firstIndex(of: colon), colonIndex > line.startIndex else {
-                throw HeadParseError(description: "header line without a name and colon: \"\(preview(line))\"")
+            var colonIndex = line.lowerBound
+            while colonIndex < line.upperBound && buffer[colonIndex] != colon { colonIndex += 1 }
+            guard colonIndex < line.upperBound, colonIndex > line.lowerBound else {
+                let shown = head[(base + line.lowerBound)..<(base + line.upperBound)]
+                throw HeadParseError(description: "header line without a name and colon: \"\(preview(shown))\"")
             }
-            let name = line[line.startIndex..<colonIndex]
-            guard name.allSatisfy(isTokenByte) else {
-                throw HeadParseError(description: "invalid header name \"\(preview(name))\"")
+            let name = line.lowerBound..<colonIndex
+            for i in name where !isTokenByte(buffer[i]) {
+                let shown = head[(base + name.lowerBound)..<(base + name.upperBound)]
+                throw HeadParseError(description: "invalid header name \"\(preview(shown))\"")
             }
-            fields.append((text(name), text(trimmed(line[(colonIndex + 1)...]))))
+            fields.append((text(buffer, name), text(buffer, trimmed(buffer, (colonIndex + 1)..<line.upperBound))))
         }
         guard let startLine else { throw HeadParseError(description: "empty message head") }
         return ParsedHead(startLine: startLine, headers: HTTPHeaders(fields))
+    }
+
+    /// `range` of `buffer` without leading and trailing spaces and tabs.
+    private static func trimmed(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+        var lower = range.lowerBound, upper = range.upperBound
+        while lower < upper && (buffer[lower] == space || buffer[lower] == tab) { lower += 1 }
+        while upper > lower && (buffer[upper - 1] == space || buffer[upper - 1] == tab) { upper -= 1 }
+        return lower..<upper
+    }
+
+    private static func text(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        text(UnsafeBufferPointer(rebasing: buffer[range]))
+    }
+
+    /// Index of the first LF in `bytes` at or after `start` (memchr: heads are scanned a line at a time).
+    @inline(__always)
+    static func firstLF(_ bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { buffer in
+            let offset = start - bytes.startIndex
+            guard offset < buffer.count, let base = buffer.baseAddress,
+                  let found = memchr(base + offset, Int32(lf), buffer.count - offset) else { return nil }
+            return bytes.startIndex + (UnsafeRawPointer(found) - UnsafeRawPointer(base))
+        }
     }
 
     /// Without leading and trailing spaces and tabs.
@@ -78,23 +127,42 @@ enum HTTPHeadParser {
         }
     }
 
-    static func parseStartLine(_ line: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedStartLine {
+    /// Where a valid start line's parts are: method, target, version (request) or version, status code,
+    /// reason (response, reason nil when the line has no second space). Nil when the line is not a start line.
+    /// Up to three space-separated parts, the last taking the rest of the line, as
+    /// `split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)` would, without an array.
+    private static func startLineParts(_ line: ArraySlice<UInt8>, role: MessageRole)
+        -> (first: Range<Int>, second: Range<Int>, third: Range<Int>?)? {
+        guard let firstSpace = line.firstIndex(of: space) else { return nil }
+        let secondSpace = line[(firstSpace + 1)...].firstIndex(of: space)
         switch role {
         case .request:
-            let parts = line.split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte), !parts[1].isEmpty,
-                  isVersion(parts[2]) else {
-                throw HeadParseError(description: "not an HTTP/1.x request line: \"\(preview(line))\"")
-            }
-            return .request(method: text(parts[0]), uri: text(parts[1]), version: text(parts[2]))
+            guard let secondSpace else { return nil }
+            let method = line[..<firstSpace], uri = line[(firstSpace + 1)..<secondSpace]
+            let version = line[(secondSpace + 1)...]
+            guard !method.isEmpty, method.allSatisfy(isTokenByte), !uri.isEmpty, isVersion(version) else { return nil }
+            return (method.indices, uri.indices, version.indices)
         case .response:
-            let parts = line.split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count >= 2, isVersion(parts[0]), parts[1].count == 3,
-                  parts[1].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                throw HeadParseError(description: "not an HTTP/1.x status line: \"\(preview(line))\"")
-            }
-            let status = parts[1].reduce(0) { $0 * 10 + Int($1 - 0x30) }
-            return .response(version: text(parts[0]), status: status, reason: parts.count == 3 ? text(parts[2]) : "")
+            let version = line[..<firstSpace]
+            let code = line[(firstSpace + 1)..<(secondSpace ?? line.endIndex)]
+            guard isVersion(version), code.count == 3, code.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return (version.indices, code.indices, secondSpace.map { ($0 + 1)..<line.endIndex })
+        }
+    }
+
+    static func parseStartLine(_ line: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedStartLine {
+        guard let parts = startLineParts(line, role: role) else {
+            let what = role == .request ? "request" : "status"
+            throw HeadParseError(description: "not an HTTP/1.x \(what) line: \"\(preview(line))\"")
+        }
+        switch role {
+        case .request:
+            return .request(method: text(line[parts.first]), uri: text(line[parts.second]),
+                            version: parts.third.map { text(line[$0]) } ?? "")  // always there for a request
+        case .response:
+            let status = line[parts.second].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            return .response(version: text(line[parts.first]), status: status,
+                             reason: parts.third.map { text(line[$0]) } ?? "")
         }
     }
 
@@ -102,7 +170,7 @@ enum HTTPHeadParser {
     static func looksLikeStartLine(_ line: ArraySlice<UInt8>, role: MessageRole) -> Bool {
         var trimmed = line
         if trimmed.last == cr { trimmed = trimmed.dropLast() }
-        return (try? parseStartLine(trimmed, role: role)) != nil
+        return startLineParts(trimmed, role: role) != nil
     }
 
     /// `HTTP/` followed by digit `.` digit.
@@ -127,10 +195,31 @@ enum HTTPHeadParser {
 
     /// UTF-8 when valid, else Latin-1 (RFC 9110 says field values are historically ISO-8859-1).
     static func text(_ bytes: ArraySlice<UInt8>) -> String {
+        bytes.withUnsafeBufferPointer { text($0) }
+    }
+
+    private static func text(_ buffer: UnsafeBufferPointer<UInt8>) -> String {
         // Header bytes are nearly always ASCII, which needs no validation.
-        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
-        if let utf8 = String(validating: bytes, as: UTF8.self) { return utf8 }
-        return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        if isASCII(buffer) { return String(decoding: buffer, as: UTF8.self) }
+        if let utf8 = String(validating: buffer, as: UTF8.self) { return utf8 }
+        return String(String.UnicodeScalarView(buffer.map { Unicode.Scalar($0) }))
+    }
+
+    /// No byte with the high bit set; 8 bytes at a time.
+    private static func isASCII(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = buffer.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        var high: UInt64 = 0
+        while index + 8 <= buffer.count {
+            high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < buffer.count {
+            high |= UInt64(base[index])
+            index += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     static func preview(_ bytes: ArraySlice<UInt8>) -> String {

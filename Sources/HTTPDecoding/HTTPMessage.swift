@@ -33,6 +33,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     static func sameName(_ a: String, _ b: String) -> Bool {
         let x = a.utf8, y = b.utf8
         guard x.count == y.count else { return false }
+        if a == b { return true }  // the usual spelling: one memcmp instead of a byte loop
         for (p, q) in zip(x, y) where p != q {
             guard p | 0x20 == q | 0x20, (p | 0x20) >= 0x61, (p | 0x20) <= 0x7a else { return false }
         }

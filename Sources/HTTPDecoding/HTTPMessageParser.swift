@@ -202,7 +202,10 @@ final class HTTPMessageParser {
         buffer.append(contentsOf: piece)
         var index = max(scanFrom, 1)
         while index < buffer.count {
-            if buffer[index] == lf && !startLineChecked {
+            // Only LFs matter: jump from one to the next.
+            guard let newline = HTTPHeadParser.firstLF(buffer[...], from: index) else { break }
+            index = newline
+            if !startLineChecked {
                 // Check the start line as soon as it is whole, so a stream joined mid-message resyncs on the
                 // next line instead of swallowing it into a bogus head.
                 startLineChecked = true
@@ -214,7 +217,7 @@ final class HTTPMessageParser {
                     return used + fromThisCall
                 }
             }
-            if buffer[index] == lf && (buffer[index - 1] == lf || (buffer[index - 1] == cr && index >= 2 && buffer[index - 2] == lf)) {
+            if buffer[index - 1] == lf || (buffer[index - 1] == cr && index >= 2 && buffer[index - 2] == lf) {
                 let headSize = index + 1
                 let fromThisCall = headSize - before
                 parseHead(size: headSize, at: time)

@@ -137,8 +137,14 @@ final class HTTPConnection: MessageParserDelegate {
         let message = MessageInProgress(head: head, headSize: headSize, start: time, warnings: warnings, limits: limits)
         let headers = head.headers
         let chunked = headers.tokens("Transfer-Encoding").last == "chunked"
-        let lengthValues = headers.values("Content-Length")
-            .flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIIWhitespace() }
+        let lengthFields = headers.values("Content-Length")
+        let lengthValues: [String]
+        if lengthFields.count == 1, let only = lengthFields.first, !only.isEmpty,
+           only.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            lengthValues = lengthFields  // one plain number: what splitting and trimming would give, without copies
+        } else {
+            lengthValues = lengthFields.flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIIWhitespace() }
+        }
         let declaredLength: Int? = {
             guard let first = lengthValues.first, lengthValues.allSatisfy({ $0 == first }) else { return nil }
             return Int(first).flatMap { $0 >= 0 ? $0 : nil }
@@ -262,7 +268,7 @@ final class HTTPConnection: MessageParserDelegate {
             warnings += request.warnings
             complete = complete && request.complete
             var headers = request.head.headers
-            headers.fields += trailers.removeValue(forKey: ObjectIdentifier(request)) ?? []
+            if !trailers.isEmpty { headers.fields += trailers.removeValue(forKey: ObjectIdentifier(request)) ?? [] }
             httpRequest = HTTPRequest(method: method, uri: uri, version: version, headers: headers, body: body,
                                       headSize: request.headSize, start: request.start, end: request.end)
         }
@@ -272,7 +278,7 @@ final class HTTPConnection: MessageParserDelegate {
             warnings += response.warnings
             complete = complete && response.complete
             var headers = response.head.headers
-            headers.fields += trailers.removeValue(forKey: ObjectIdentifier(response)) ?? []
+            if !trailers.isEmpty { headers.fields += trailers.removeValue(forKey: ObjectIdentifier(response)) ?? [] }
             httpResponse = HTTPResponse(status: status, reason: reason, version: version, headers: headers, body: body,
                                         headSize: response.headSize, interim: interim, start: response.start,
                                         end: response.end)

@@ -40,6 +40,17 @@ public final class SHA256 {
     /// The digest as 64 lower-case hex digits.
     public func hexDigest() -> String { hex(finalize()) }
 
+    /// The digest as hex, finishing this context in place (no copy of the context): the hasher must not be
+    /// updated or asked again afterwards. For the one digest a body gets when it ends.
+    func finishHexDigest() -> String {
+        var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var length: UInt32 = 0
+        return withUnsafeMutableBytes(of: &digest) { digest in
+            _ = EVP_DigestFinal_ex(context, digest.baseAddress?.assumingMemoryBound(to: UInt8.self), &length)
+            return hex(UnsafeRawBufferPointer(digest))
+        }
+    }
+
     public static func hexDigest(of bytes: UnsafeRawBufferPointer) -> String {
         let hasher = SHA256()
         hasher.update(bytes)
@@ -52,12 +63,18 @@ public final class SHA256 {
 }
 
 func hex(_ bytes: [UInt8]) -> String {
-    let digits: [UInt8] = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 0x0f)])
+    bytes.withUnsafeBytes { hex($0) }
+}
+
+/// Lower-case hex, written straight into the String's storage.
+func hex(_ bytes: UnsafeRawBufferPointer) -> String {
+    String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+        let digits: StaticString = "0123456789abcdef"
+        let table = digits.utf8Start
+        for (index, byte) in bytes.enumerated() {
+            out[2 * index] = table[Int(byte >> 4)]
+            out[2 * index + 1] = table[Int(byte & 0x0f)]
+        }
+        return bytes.count * 2
     }
-    return String(decoding: out, as: UTF8.self)
 }

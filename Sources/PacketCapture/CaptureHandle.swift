@@ -58,24 +58,49 @@ public final class CaptureHandle: @unchecked Sendable {
     /// Classic pcap files have a 24-byte header and 16-byte records, so offsets can be counted even on a pipe.
     private let isClassicPcap: Bool
     public private(set) var packetsRead = 0
+    /// The stdio buffer of a file we opened ourselves; freed after pcap_close has closed the file.
+    private let fileBuffer: UnsafeMutableRawPointer?
 
-    private init(pcap: OpaquePointer, source: String, isLive: Bool) {
+    private init(pcap: OpaquePointer, source: String, isLive: Bool, fileBuffer: UnsafeMutableRawPointer? = nil) {
         self.pcap = pcap
         self.source = source
         self.isLive = isLive
+        self.fileBuffer = fileBuffer
         self.linkType = LinkType(rawValue: pcap_datalink(pcap))
         self.isClassicPcap = !isLive && pcap_major_version(pcap) == 2
     }
 
-    deinit { pcap_close(pcap) }
+    deinit {
+        pcap_close(pcap)
+        fileBuffer?.deallocate()
+    }
+
+    /// stdio's default buffer is one file-system block (4 KiB), so reading a large capture costs one read(2)
+    /// per 4 KiB; a 1 MiB buffer makes that 256 times fewer system calls.
+    private static let fileBufferSize = 1 << 20
 
     /// Opens a pcap or pcapng file; `-` reads standard input.
     public static func openOffline(_ path: String) throws(CaptureError) -> CaptureHandle {
         var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE))
-        guard let pcap = pcap_open_offline_with_tstamp_precision(path, UInt32(PCAP_TSTAMP_PRECISION_NANO), &errorBuffer) else {
+        let precision = UInt32(PCAP_TSTAMP_PRECISION_NANO)
+        if path == "-" {
+            guard let pcap = pcap_open_offline_with_tstamp_precision(path, precision, &errorBuffer) else {
+                throw .openFailed(source: path, message: string(errorBuffer))
+            }
+            return CaptureHandle(pcap: pcap, source: path, isLive: false)
+        }
+        // What pcap_open_offline does, plus a large stdio buffer set before the first read.
+        guard let file = fopen(path, "rb") else {
+            throw .openFailed(source: path, message: "\(path): \(String(cString: strerror(errno)))")
+        }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: fileBufferSize, alignment: 64)
+        setvbuf(file, buffer.assumingMemoryBound(to: CChar.self), _IOFBF, fileBufferSize)
+        guard let pcap = pcap_fopen_offline_with_tstamp_precision(file, precision, &errorBuffer) else {
+            fclose(file)
+            buffer.deallocate()
             throw .openFailed(source: path, message: string(errorBuffer))
         }
-        return CaptureHandle(pcap: pcap, source: path, isLive: false)
+        return CaptureHandle(pcap: pcap, source: path, isLive: false, fileBuffer: buffer)
     }
 
     /// Opens and activates a live capture on `interface` (`any` for all).

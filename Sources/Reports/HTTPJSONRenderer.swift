@@ -11,10 +11,23 @@ public enum HTTPJSONRenderer {
     /// The line's UTF-8 bytes, without a newline (what `line(for:)` returns, without building a String).
     public static func bytes(for exchange: HTTPExchange) -> [UInt8] {
         var json = JSONText()
+        write(exchange, into: &json)
+        return json.bytes
+    }
+
+    /// Appends the line and a newline to `output`.
+    public static func appendLine(for exchange: HTTPExchange, to output: inout PacketOutput) {
+        var json = JSONText()
+        write(exchange, into: &json)
+        json.out.append(UInt8(ascii: "\n"))
+        output.append(raw: json.out.bytes)
+    }
+
+    private static func write(_ exchange: HTTPExchange, into json: inout JSONText) {
         json.raw("{")
         json.key("ts"); json.seconds(exchange.time.secondsSinceEpoch)
-        json.raw(","); json.key("client"); json.string(exchange.client.description)
-        json.raw(","); json.key("server"); json.string(exchange.server.description)
+        json.raw(","); json.key("client"); json.endpoint(exchange.client)
+        json.raw(","); json.key("server"); json.endpoint(exchange.server)
         json.raw(","); json.key("request")
         if let request = exchange.request {
             json.raw("{")
@@ -62,7 +75,6 @@ public enum HTTPJSONRenderer {
             json.string(warning)
         }
         json.raw("]}")
-        return json.bytes
     }
 
     private static func headers(_ headers: HTTPHeaders, into json: inout JSONText) {

@@ -95,8 +95,7 @@ final class HTTPOutputSink {
             shown += 1
             if !exchange.complete { incomplete += 1 }
             if json {
-                HTTPJSONRenderer.bytes(for: exchange).withUnsafeBytes { text.append(raw: $0) }
-                text.append(UInt8(ascii: "\n"))
+                HTTPJSONRenderer.appendLine(for: exchange, to: &text)
             } else {
                 text.append(renderer.render(exchange))
             }
