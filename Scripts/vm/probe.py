@@ -98,6 +98,22 @@ def cmd_echo_server(args):
         sock.sendto(data, peer)
 
 
+def await_reply(sock, deadline, accept):
+    """Reads replies until accept(reply) gives something other than None, and returns that; None at the deadline."""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        sock.settimeout(remaining)
+        try:
+            reply = sock.recv(4096)
+        except (socket.timeout, ConnectionRefusedError):
+            return None
+        value = accept(reply)
+        if value is not None:
+            return value
+
+
 def cmd_rtt(args):
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.connect((args.to, args.port))
@@ -106,19 +122,8 @@ def cmd_rtt(args):
         payload = b"rtt %d %d" % (seq, os.getpid())
         sent_at = time.monotonic()
         sock.send(payload)
-        deadline = sent_at + args.timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            sock.settimeout(remaining)
-            try:
-                data = sock.recv(2048)
-            except (socket.timeout, ConnectionRefusedError):
-                break
-            if data == payload:
-                samples.append(time.monotonic() - sent_at)
-                break
+        if await_reply(sock, sent_at + args.timeout, lambda data: True if data == payload else None):
+            samples.append(time.monotonic() - sent_at)
         time.sleep(args.interval)
     emit(**summary(args.prefix, samples, args.count))
 
@@ -168,21 +173,10 @@ def cmd_dns(args):
         query_id = (os.getpid() + seq) & 0xFFFF
         sent_at = time.monotonic()
         sock.send(dns_query(args.name, query_id))
-        deadline = sent_at + args.timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            sock.settimeout(remaining)
-            try:
-                reply = sock.recv(4096)
-            except (socket.timeout, ConnectionRefusedError):
-                break
-            address = parse_a_answer(reply, query_id)
-            if address is not None:
-                samples.append(time.monotonic() - sent_at)
-                answers.add(address)
-                break
+        address = await_reply(sock, sent_at + args.timeout, lambda reply: parse_a_answer(reply, query_id))
+        if address is not None:
+            samples.append(time.monotonic() - sent_at)
+            answers.add(address)
         time.sleep(args.interval)
     fields = summary(args.prefix, samples, args.count)
     fields[f"{args.prefix}_answer"] = ",".join(sorted(answers)) or "none"
