@@ -43,15 +43,6 @@ struct LiveHTTPTests {
         }
     }
 
-    func waitForLines(_ capture: ReplayTests.BackgroundCapture, count: Int) -> [String] {
-        var seen: [String] = []
-        for _ in 0..<80 where seen.count < count {
-            usleep(100_000)
-            seen = capture.stdout.split(separator: "\n").map(String.init)
-        }
-        return seen
-    }
-
     @Test func exchangesPrintWhileCapturingAndCtrlCPrintsCounts() throws {
         let lab = try Lab()
         let server = try Server(lab: lab)
@@ -62,7 +53,7 @@ struct LiveHTTPTests {
             _ = try run("ip", ["netns", "exec", lab.captureNamespace, "curl", "-s", "-o", "/dev/null", "--max-time", "5",
                                "http://10.79.0.1:8080\(path)"])
         }
-        let seen = waitForLines(capture, count: 2)
+        let seen = capture.lines(atLeast: 2, within: 8)
         #expect(capture.process.isRunning, "capture must still be running when the exchanges appear")
         try #require(seen.count == 2, "lines so far: \(seen)")
         #expect(seen[0].contains("10.79.0.2:") && seen[0].contains("→ 10.79.0.1:8080"))
@@ -83,7 +74,7 @@ struct LiveHTTPTests {
         try capture.waitUntilListening()
         _ = try run("ip", ["netns", "exec", lab.captureNamespace, "curl", "-s", "-o", "/dev/null", "--max-time", "5",
                            "http://10.79.0.1:8080/items.json"])
-        let seen = waitForLines(capture, count: 1)
+        let seen = capture.lines(atLeast: 1, within: 8)
         try #require(seen.count == 1, "lines so far: \(seen)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(seen[0].utf8)) as? [String: Any])
         let request = try #require(object["request"] as? [String: Any])

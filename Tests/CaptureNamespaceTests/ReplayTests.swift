@@ -74,6 +74,16 @@ struct ReplayTests {
             }
         }
 
+        /// Standard output's lines once there are at least `count`, or whatever there is after `seconds`.
+        func lines(atLeast count: Int, within seconds: Int) -> [String] {
+            var seen: [String] = []
+            for _ in 0..<(seconds * 10) where seen.count < count {
+                usleep(100_000)
+                seen = stdout.split(separator: "\n").map(String.init)
+            }
+            return seen
+        }
+
         /// Ctrl-C, then wait for a clean exit.
         func interrupt() -> Int32 {
             process.interrupt()
@@ -185,11 +195,7 @@ struct ReplayTests {
         let printer = try BackgroundCapture(namespace: lab.captureNamespace, arguments: ["-l", "-t", "-i", lab.captureInterface, "tcp"])
         try printer.waitUntilListening()
         _ = try run("ip", ["netns", "exec", lab.replayNamespace, "tcpreplay", "-q", "-i", lab.replayInterface, fixturePath])
-        var seen: [String] = []
-        for _ in 0..<50 where seen.count < expected.count {
-            usleep(100_000)
-            seen = lines(printer.stdout)
-        }
+        let seen = printer.lines(atLeast: expected.count, within: 5)
         #expect(printer.process.isRunning)
         #expect(seen == expected)
         #expect(printer.interrupt() == 0)
