@@ -1,6 +1,12 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// What `-static-stdlib` alone leaves out on Linux when Foundation is used: its own static libraries, in link order.
+let staticSwiftRuntime = [
+    "-static-stdlib", "-lCoreFoundation", "-lFoundationInternationalization", "-l_FoundationICU", "-lFoundationEssentials",
+    "-l_FoundationCShims", "-l_FoundationCollections",
+]
+
 let package = Package(
     name: "TapKit",
     platforms: [.macOS(.v14)],
@@ -11,6 +17,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.82.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
         // C stays here; only PacketCapture imports it.
@@ -19,28 +28,57 @@ let package = Package(
             pkgConfig: "libpcap",
             providers: [.apt(["libpcap-dev"])]
         ),
-        // zlib, brotli and zstd decoders and libcrypto SHA-256; only HTTPDecoding imports it.
+        // zlib, ISA-L inflate, brotli and zstd decoders and libcrypto SHA-256; only HTTPDecoding imports it.
         .systemLibrary(
             name: "CCompression",
-            providers: [.apt(["zlib1g-dev", "libbrotli-dev", "libzstd-dev", "libssl-dev"])]
+            providers: [.apt(["zlib1g-dev", "libisal-dev", "libbrotli-dev", "libzstd-dev", "libssl-dev"])]
         ),
         .target(name: "PacketDecoding"),
         .target(name: "PacketCapture", dependencies: ["CPcap", "PacketDecoding"]),
         .target(name: "FlowReassembly", dependencies: ["PacketDecoding"]),
         .target(name: "HTTPDecoding", dependencies: ["CCompression", "FlowReassembly", "PacketDecoding"]),
-        .target(name: "Reports", dependencies: ["HTTPDecoding", "PacketDecoding"]),
-        .target(name: "LinkConditioner", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // TLS key logs, record layer and decryption; cryptography from swift-crypto only.
+        .target(
+            name: "TLS",
+            dependencies: [
+                "FlowReassembly", "PacketDecoding",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(name: "Reports", dependencies: ["FlowReassembly", "HTTPDecoding", "PacketDecoding", "TLS"]),
+        // HTTP/2 frames, HPACK, streams as exchanges; WebSocket after a 101; gRPC framing; QUIC Initial labels.
+        .target(
+            name: "HTTP2",
+            dependencies: [
+                "CCompression", "FlowReassembly", "HTTPDecoding", "PacketDecoding",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // Spawning, waiting, signals, file locks and errno-typed errors: the OS plumbing, in one place.
+        .target(name: "SystemSupport"),
+        // A network namespace + veth + NAT + DNS for one command; used by `condition run` and `capture -- COMMAND`.
+        .target(name: "Sandbox", dependencies: ["SystemSupport"]),
+        .target(name: "LinkConditioner", dependencies: ["SystemSupport", "Sandbox", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "capture",
             dependencies: [
-                "PacketCapture", "PacketDecoding", "FlowReassembly", "HTTPDecoding", "Reports",
+                "PacketCapture", "PacketDecoding", "FlowReassembly", "HTTPDecoding", "HTTP2", "Reports", "TLS",
+                "Sandbox", "SystemSupport", "LinkConditioner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // Release builds link the Swift runtime and Foundation statically: resolving their symbols at every
+            // launch took most of `capture -r small.pcap`'s start-up (docs/performance.md). Debug builds stay
+            // dynamic, which links faster.
+            linkerSettings: [.unsafeFlags(staticSwiftRuntime, .when(configuration: .release))]
         ),
         .executableTarget(
             name: "condition",
             dependencies: [
-                "LinkConditioner",
+                "LinkConditioner", "Sandbox", "SystemSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -51,12 +89,23 @@ let package = Package(
         .testTarget(
             name: "FlowReassemblyTests", dependencies: ["FlowReassembly", "PacketDecoding", "PacketCapture", "TestSupport"]),
         .testTarget(name: "HTTPDecodingTests", dependencies: ["HTTPDecoding", "FlowReassembly", "TestSupport"]),
+        .testTarget(
+            name: "HTTP2Tests",
+            dependencies: [
+                "HTTP2", "HTTPDecoding", "FlowReassembly", "PacketDecoding", "Reports", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ]
+        ),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "HTTPDecoding", "TestSupport"]),
         .testTarget(name: "CaptureCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "CaptureNamespaceTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "LinkConditionerTests", dependencies: ["LinkConditioner", "TestSupport"]),
+        .testTarget(name: "LinkConditionerTests", dependencies: ["LinkConditioner", "Sandbox", "TestSupport"]),
         .testTarget(name: "ConditionerNamespaceTests", dependencies: ["LinkConditioner", "TestSupport"]),
         .testTarget(name: "ConditionerVMTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "TestSupport"]),
+        .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
+        .testTarget(name: "CommandCaptureNamespaceTests", dependencies: ["Sandbox", "SystemSupport", "TestSupport"]),
+        .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "FlowReassembly", "PacketDecoding", "TestSupport"]),
     ]
 )

@@ -7,8 +7,12 @@
 #   slow       Slow Net: ping/UDP round-trip time, DNS lookup time vs other UDP traffic
 #   nasty      Nasty Net: one-way loss over 1000 UDP probes in each direction
 #   blackhole  Black Hole: what the server still receives (tcpdump there) and what comes back
+#   neighbours Black Hole with the neighbour tables flushed (no permanent entries): ARP and NDP must still
+#              resolve, so the server receives every ping (IPv4, IPv6) and every HTTP request; nothing returns
 #   switch     Slow Net -> Black Hole -> off during one TCP download and a steady UDP probe series
 #   sandbox    `condition run PROFILE -- curl ...` (issue 5; cli driver only)
+#   landing    one `condition apply --schedule` switching Slow Net <-> 3G every 10 s (issue 11; cli driver only):
+#              when each switch was complete relative to its time, and how many tc processes it took
 #
 # The lab: namespaces tk-cli and tk-srv joined by a veth pair (tkc 10.200.0.1 <-> tks 10.200.0.2).
 # The profile is applied to the client's interface tkc, as a developer would on their machine:
@@ -32,7 +36,7 @@ while [ $# -gt 0 ]; do
         --driver) driver="$2"; shift 2 ;;
         --bin) bin_dir="$2"; shift 2 ;;
         -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
-        slow|nasty|blackhole|switch|sandbox) scenarios+=("$1"); shift ;;
+        slow|nasty|blackhole|neighbours|switch|sandbox|landing) scenarios+=("$1"); shift ;;
         *) echo "conditioner-lab: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -43,7 +47,7 @@ if [ "$driver" = cli ] && [ ! -x "$condition" ]; then
     echo "conditioner-lab: no condition binary at $condition (build first, or pass --bin)" >&2; exit 2
 fi
 
-CLI=tk-cli SRV=tk-srv C_IF=tkc S_IF=tks C_IP=10.200.0.1 S_IP=10.200.0.2
+CLI=tk-cli SRV=tk-srv C_IF=tkc S_IF=tks C_IP=10.200.0.1 S_IP=10.200.0.2 C_IP6=fd00:200::1 S_IP6=fd00:200::2
 ECHO_PORT=7777 HTTP_PORT=8080
 lab=/tmp/tk-lab
 pids=()       # background processes of the current scenario
@@ -68,6 +72,7 @@ lab_up() {
     ip netns add "$CLI" && ip netns add "$SRV" || return 1
     ip link add "$C_IF" netns "$CLI" type veth peer name "$S_IF" netns "$SRV" || return 1
     in_cli ip addr add "$C_IP/24" dev "$C_IF"; in_srv ip addr add "$S_IP/24" dev "$S_IF"
+    in_cli ip addr add "$C_IP6/64" dev "$C_IF" nodad; in_srv ip addr add "$S_IP6/64" dev "$S_IF" nodad
     in_cli ip link set lo up; in_srv ip link set lo up
     in_cli ip link set "$C_IF" up; in_srv ip link set "$S_IF" up
     # Fixed neighbour entries: under 90-100% loss ARP itself would fail and hide netem's figures.
@@ -278,6 +283,56 @@ scenario_blackhole() {
     [ "$before" = "$(tc_state)" ] && result "restored=yes" || result "restored=no"
 }
 
+scenario_neighbours() {
+    if [ "$driver" != cli ]; then note "neighbours needs the cli driver"; result "skipped=raw_driver"; return 0; fi
+    background in_srv python3 -m http.server $HTTP_PORT --bind "$S_IP" --directory "$lab/www" 2>/dev/null
+    local i
+    for ((i = 0; i < 100; i++)); do in_cli curl -s -o /dev/null --max-time 1 "http://$S_IP:$HTTP_PORT/" && break; sleep 0.1; done
+    in_cli ping -c1 -W2 -q "$S_IP6" >/dev/null 2>&1
+    background in_srv tcpdump -i "$S_IF" -n -U -s 200 -w "$lab/nb.pcap" "icmp or icmp6 or arp or tcp port $HTTP_PORT" 2> "$lab/nb-tcpdump.err"
+    local capture=$!
+    for ((i = 0; i < 100; i++)); do grep -q "listening on" "$lab/nb-tcpdump.err" && break; sleep 0.1; done
+    # One connection made before Black Hole: its requests are sent after it, as an app's would be.
+    rm -f "$lab/go"
+    background in_cli "${probe[@]}" requests --to "$S_IP" --port $HTTP_PORT --count 5 --interval 0.3 \
+        --connected-file "$lab/connected" --go-file "$lab/go" --prefix http > "$lab/requests.out"
+    local client=$!
+    wait_for_file "$lab/connected" 20
+    local before; before="$(tc_state)"
+    apply "Black Hole" || { result "apply_status=failed"; touch "$lab/go"; return 1; }
+    result "apply_status=0"
+    # No permanent entries, nothing cached: every packet below needs ARP or NDP first, both ways.
+    in_cli ip neigh del "$S_IP" dev "$C_IF"; in_srv ip neigh del "$C_IP" dev "$S_IF"
+    in_cli ip neigh flush all; in_srv ip neigh flush all
+    in_cli ip -6 neigh flush all; in_srv ip -6 neigh flush all
+    result "neigh_after_flush=$(in_cli ip neigh show | grep -c . )"
+    result "$(ping_figures ping -c 10 -i 0.2 -W 1)"
+    result "$(in_cli ping -6 -n -q -c 10 -i 0.2 -W 1 "$S_IP6" 2>&1 | awk '/ packets transmitted/ {printf "ping6_sent=%d ping6_received=%d", $1, $4}')"
+    touch "$lab/go"; wait $client
+    result "$(cat "$lab/requests.out")"
+    result "client_neigh_v4=$(in_cli ip neigh show "$S_IP" | awk '{print $NF}') client_neigh_v6=$(in_cli ip -6 neigh show "$S_IP6" | awk '{print $NF}')"
+    sleep 0.5
+    kill -TERM $capture; wait $capture 2>/dev/null
+    local requests replies requests6 replies6 gets arp_replies_from_server ndp_adverts
+    requests=$(tcpdump -r "$lab/nb.pcap" -n "icmp[icmptype] = icmp-echo and src $C_IP" 2>/dev/null | wc -l)
+    replies=$(tcpdump -r "$lab/nb.pcap" -n "icmp[icmptype] = icmp-echoreply and src $S_IP" 2>/dev/null | wc -l)
+    requests6=$(tcpdump -r "$lab/nb.pcap" -n "icmp6 and ip6[40] = 128 and src $C_IP6" 2>/dev/null | wc -l)
+    replies6=$(tcpdump -r "$lab/nb.pcap" -n "icmp6 and ip6[40] = 129 and src $S_IP6" 2>/dev/null | wc -l)
+    # Distinct request paths seen by the server (retransmissions repeat a path).
+    gets=$(tcpdump -r "$lab/nb.pcap" -n -A "tcp dst port $HTTP_PORT" 2>/dev/null | grep -o 'GET /r[0-9]*' | sort -u | wc -l)
+    arp_replies_from_server=$(tcpdump -r "$lab/nb.pcap" -n "arp and src host $S_IP" 2>/dev/null | grep -c "is-at")
+    ndp_adverts=$(tcpdump -r "$lab/nb.pcap" -n "icmp6 and ip6[40] = 136 and src $S_IP6" 2>/dev/null | wc -l)
+    result "server_echo_requests=$requests server_echo_replies=$replies server_echo6_requests=$requests6" \
+        "server_echo6_replies=$replies6 server_http_requests=$gets server_arp_replies=$arp_replies_from_server" \
+        "server_ndp_adverts=$ndp_adverts"
+    off || { result "off_status=failed"; return 1; }
+    result "off_status=0 $(ping_figures after_off_ping -c 5 -i 0.2)"
+    # Put the lab's permanent entries back for the scenarios after this one.
+    in_cli ip neigh replace "$S_IP" lladdr "$(in_srv cat /sys/class/net/$S_IF/address)" dev "$C_IF" nud permanent
+    in_srv ip neigh replace "$C_IP" lladdr "$(in_cli cat /sys/class/net/$C_IF/address)" dev "$S_IF" nud permanent
+    [ "$before" = "$(tc_state)" ] && result "restored=yes" || result "restored=no"
+}
+
 scenario_switch() {
     local size=400000
     head -c $size /dev/urandom > "$lab/www/big.bin"
@@ -332,6 +387,29 @@ scenario_switch() {
     # crossed both directions unconditioned.
     result "$("${probe[@]}" phases --series "$lab/series.txt" --margin 0 --fast-below 100 --prefix conditioned \
         base=$t_base all=$t_slow after=$t_unhole | grep -o 'conditioned_all_[a-z_]*=[^ ]*' | tr '\n' ' ')"
+}
+
+scenario_landing() {
+    if [ "$driver" != cli ]; then note "landing needs the cli driver"; result "skipped=raw_driver"; return 0; fi
+    local before; before="$(tc_state)"
+    # Traffic under way, so the qdiscs have packets queued while they change.
+    background in_cli "${probe[@]}" series --to "$S_IP" --port $ECHO_PORT --interval 0.05 --seconds 100 \
+        --stop-file "$lab/landing.stop" --timeout 2 --output "$lab/landing-series.txt" > /dev/null
+    # Steps of 10 s, counted from the first apply. Under emulation on a busy machine every process start takes
+    # about a second (a first apply many): preparing a switch (three queries, and its tc started) takes seconds,
+    # and the step must leave room for it, so that at the step's time only the change is left.
+    echo '{"steps": [{"profile": "Slow Net", "for": "10s"}, {"profile": "3G", "for": "10s"}], "repeat": true}' > "$lab/landing.json"
+    local status
+    in_cli "$condition" apply --schedule "$lab/landing.json" -i "$C_IF" --for 65s > "$lab/landing.out" 2>&1; status=$?
+    touch "$lab/landing.stop"
+    sed 's/^/#   /' "$lab/landing.out"
+    # "Switched tkc to "3G" at +2.000s: 6 commands in 1 process from -41.3 to +2.2 ms of its time"
+    result "landing_status=$status $(awk '/^Switched / {
+            for (i = 1; i <= NF; i++) { if ($i == "from") b = $(i + 1); if ($i == "to") t = $(i + 1); if ($i == "process" || $i == "processes") p = $(i - 1) }
+            n++; began = began (n > 1 ? "," : "") b + 0; landed = landed (n > 1 ? "," : "") t + 0; procs = procs (n > 1 ? "," : "") p
+            a = t < 0 ? -t : t; if (a > worst) worst = a }
+        END { printf "switches=%d landed_worst_ms=%.1f landed_ms=%s began_ms=%s processes=%s", n, worst, landed, began, procs }' "$lab/landing.out")"
+    [ "$before" = "$(tc_state)" ] && result "restored=yes" || result "restored=no"
 }
 
 scenario_sandbox() {

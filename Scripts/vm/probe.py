@@ -12,6 +12,8 @@ scripts and the Swift tests can read the figures without parsing prose.
   dns         time DNS A lookups against a resolver
   series      UDP echo probes at a steady pace for a while, one line per probe, to a file
   phases      per-phase figures of a series file, phases given as NAME=START_EPOCH boundaries
+  requests    HTTP requests on one TCP connection opened before a go-file appears (TCP_NODELAY, so
+              every request leaves at once even when nothing is acknowledged)
 """
 
 import argparse
@@ -283,6 +285,39 @@ def cmd_phases(args):
     emit(**{f"{args.prefix}_{k}": v for k, v in fields.items()})
 
 
+def cmd_requests(args):
+    sock = socket.create_connection((args.to, args.port), timeout=5)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    open(args.connected_file, "w").close()
+    deadline = time.monotonic() + 60
+    while not os.path.exists(args.go_file) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sock.settimeout(0.2)
+    received = b""
+    for number in range(1, args.count + 1):
+        request = f"GET /{args.path_prefix}{number} HTTP/1.1\r\nHost: {args.to}\r\n\r\n".encode()
+        sock.sendall(request)
+        end = time.monotonic() + args.interval
+        while time.monotonic() < end:
+            try:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                received += chunk
+            except socket.timeout:
+                pass
+    end = time.monotonic() + args.wait
+    while time.monotonic() < end:
+        try:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+        except socket.timeout:
+            pass
+    emit(**{f"{args.prefix}_sent": args.count, f"{args.prefix}_responses": received.count(b"HTTP/1.")})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -351,6 +386,18 @@ def main():
     p.add_argument("--prefix", default="phase")
     p.add_argument("phase", nargs="+", help="NAME=START_EPOCH_SECONDS, in order")
     p.set_defaults(func=cmd_phases)
+
+    p = sub.add_parser("requests", help="HTTP requests on one connection made before --go-file appears")
+    p.add_argument("--to", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--count", type=int, default=5)
+    p.add_argument("--interval", type=float, default=0.3)
+    p.add_argument("--wait", type=float, default=2.0, help="how long to wait for answers after the last request")
+    p.add_argument("--path-prefix", default="r")
+    p.add_argument("--connected-file", required=True)
+    p.add_argument("--go-file", required=True)
+    p.add_argument("--prefix", default="http")
+    p.set_defaults(func=cmd_requests)
 
     args = parser.parse_args()
     try:

@@ -14,6 +14,8 @@ struct Connection: Sendable {
     var lastSeen: Timestamp
     /// A warning about overlaps with different bytes is given once per connection.
     var warnedAboutConflict = false
+    /// A warning about RSTs a stack would ignore is given once per connection.
+    var warnedAboutIgnoredReset = false
 
     init(key: ConnectionKey, id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp) {
         self.state = .open
@@ -25,6 +27,7 @@ struct Connection: Sendable {
     }
 
     var bufferedBytes: Int { toServer.pendingBytes + toClient.pendingBytes }
+    var bufferedChunks: Int { toServer.pending.count + toClient.pending.count }
 
     subscript(direction: StreamDirection) -> HalfStream {
         get { direction == .clientToServer ? toServer : toClient }

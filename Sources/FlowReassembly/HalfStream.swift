@@ -4,6 +4,9 @@ import PacketDecoding
 struct PendingChunk: Sendable {
     var sequence: UInt32
     var bytes: [UInt8]
+    /// Causal order: the peer's sequence number this chunk's segment acknowledged. The chunk is not delivered
+    /// before the peer's stream has been delivered up to there (its sender had received those bytes first).
+    var gate: UInt32? = nil
     var end: UInt32 { sequence &+ UInt32(truncatingIfNeeded: bytes.count) }
 }
 
@@ -28,7 +31,8 @@ let maximumWindow = 1 << 30
 /// One direction of a connection: the next sequence number owed to the consumer and the buffered bytes beyond it.
 ///
 /// Invariants: `pending` is sorted, its chunks do not overlap, and each starts after `nextSequence` (a chunk that
-/// becomes contiguous is delivered at once by `drain`).
+/// becomes contiguous is delivered at once by `drain`), except a chunk held by its gate, which may start at
+/// `nextSequence` and waits there until the peer's delivery reaches the gate (or a limit gives up waiting).
 struct HalfStream: Sendable {
     enum Phase { case unseen, open, ended }
 
@@ -39,9 +43,12 @@ struct HalfStream: Sendable {
     var initialSequence: UInt32?
     /// Before the first segment of this direction: the latest ACK the peer sent for it, a hint where it starts.
     var acknowledgedHint: UInt32?
+    /// Before the first segment of this direction: the lowest ACK the peer sent for it, where its first byte will
+    /// most likely be. The peer's gates measure against it until this direction opens.
+    var earliestAcknowledgedHint: UInt32?
     /// The sequence number the FIN occupies, once a FIN was seen (first FIN wins).
     var finSequence: UInt32?
-    var pending: [PendingChunk] = []
+    var pending = ChunkQueue()
     var pendingBytes = 0
     /// When the buffer last went from empty to non-empty: the age of the oldest data waiting on a hole.
     var stalledSince = Timestamp(seconds: 0, nanoseconds: 0)
@@ -53,6 +60,21 @@ struct HalfStream: Sendable {
     var startSequence: UInt32 = 0
     /// Bytes handed to the consumer as data.
     var deliveredBytes = 0
+    /// Where the peer's delivery stands (its `nextSequence`), nil when the peer is not open: gates compare
+    /// against it. The reassembler sets it before each call.
+    var peerPosition: UInt32?
+
+    /// Whether a chunk's gate lets it go: no gate, the peer is not open, or the peer's delivery reached it.
+    func gateIsOpen(_ gate: UInt32?) -> Bool {
+        guard let gate, let peerPosition else { return true }
+        return sequenceDistance(from: peerPosition, to: gate) <= 0
+    }
+
+    /// A chunk at the front waits on its gate: new in-order bytes must queue behind it.
+    var isHeldByGate: Bool {
+        guard let first = pending.first else { return false }
+        return sequenceDistance(from: nextSequence, to: first.sequence) <= 0 && !gateIsOpen(first.gate)
+    }
 
     mutating func start(at sequence: UInt32) {
         phase = .open
@@ -75,9 +97,13 @@ struct HalfStream: Sendable {
     /// Takes the captured `payload` of a segment whose first byte has number `sequence`; `uncapturedTail` more
     /// bytes were on the wire but cut by the snap length. Delivers what is in order straight from `payload`
     /// (no copy) and copies the rest into the buffer. Bytes already delivered or buffered win over new ones.
+    ///
+    /// `gate`: the peer's bytes this segment acknowledged (see `PendingChunk.gate`); when the peer's delivery has
+    /// not reached it, the segment's bytes are buffered until it has, so the consumer sees the two directions in
+    /// causal order even when the capture shows them the other way round.
     mutating func accept<Consumer: StreamConsumer>(
         sequence: UInt32, payload: UnsafeRawBufferPointer, uncapturedTail: Int, at time: Timestamp,
-        id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer
+        id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer, gate: UInt32? = nil
     ) -> HalfStreamChange {
         var change = HalfStreamChange()
         guard phase == .open else { return change }
@@ -99,14 +125,31 @@ struct HalfStream: Sendable {
             change.beyondWindow = true
             return change
         }
+        let gated = !gateIsOpen(gate)
         if count > 0 && offset > 0 {
             change.outOfOrder = true
-            store(sequence: sequence, payload: payload, at: time, change: &change)
+            store(sequence: sequence, payload: payload, at: time, gate: gated ? gate : nil, change: &change)
+        } else if count > 0 && (gated || isHeldByGate) {
+            // In order but not yet due: buffer from the next byte owed (earlier bytes are repeats).
+            let repeated = min(count, -offset)
+            change.duplicate += repeated
+            if repeated < count {
+                store(sequence: nextSequence, payload: UnsafeRawBufferPointer(rebasing: payload[repeated...]),
+                      at: time, gate: gated ? gate : nil, change: &change)
+            }
+            change.released += drain(at: time, id: id, direction: direction, into: &consumer)
         } else if count > 0 {
             change.duplicate += min(count, -offset)
             if !pending.isEmpty { compareWithPending(sequence: sequence, payload: payload, change: &change) }
             while offset + count > 0 {
                 let from = -offset
+                if isHeldByGate {
+                    // Delivery reached a buffered chunk that waits on its gate: the rest of this segment queues
+                    // behind it (found by fuzzing: without this the loop made no progress and never ended).
+                    store(sequence: nextSequence, payload: UnsafeRawBufferPointer(rebasing: payload[from...]),
+                          at: time, change: &change)
+                    break
+                }
                 var upTo = count
                 if let first = pending.first {
                     let firstAt = sequenceDistance(from: nextSequence, to: first.sequence)
@@ -133,7 +176,7 @@ struct HalfStream: Sendable {
 
     /// Copies the parts of an out-of-order segment that no buffered chunk covers yet.
     private mutating func store(sequence: UInt32, payload: UnsafeRawBufferPointer, at time: Timestamp,
-                                change: inout HalfStreamChange) {
+                                gate: UInt32? = nil, change: inout HalfStreamChange) {
         let wasEmpty = pending.isEmpty
         let start = sequenceDistance(from: nextSequence, to: sequence)
         let end = start + payload.count
@@ -174,11 +217,12 @@ struct HalfStream: Sendable {
             }
             let bytes = UnsafeRawBufferPointer(rebasing: payload[(cursor - start)..<(stop - start)])
             let chunkSequence = nextSequence &+ UInt32(truncatingIfNeeded: cursor)
-            if index > 0 && pending[index - 1].end == chunkSequence {
-                // Continues the previous chunk (the usual case: a stream flowing on behind one hole).
+            if index > 0 && pending[index - 1].end == chunkSequence && (gate == nil || pending[index - 1].gate == gate) {
+                // Continues the previous chunk (the usual case: a stream flowing on behind one hole). A gated
+                // segment joins only a chunk with the same gate, so it is never released before its own.
                 pending[index - 1].bytes.append(contentsOf: bytes)
             } else {
-                pending.insert(PendingChunk(sequence: chunkSequence, bytes: [UInt8](bytes)), at: index)
+                pending.insert(PendingChunk(sequence: chunkSequence, bytes: [UInt8](bytes), gate: gate), at: index)
                 index += 1
             }
             pendingBytes += bytes.count
@@ -261,14 +305,16 @@ struct HalfStream: Sendable {
         return (gap, released)
     }
 
-    /// Delivers buffered chunks that have become contiguous. Returns the bytes that left the buffer.
+    /// Delivers buffered chunks that have become contiguous and whose gates are open (all of them when
+    /// `ignoringGates`: giving up waiting). Returns the bytes that left the buffer.
     mutating func drain<Consumer: StreamConsumer>(at time: Timestamp, id: ConnectionID, direction: StreamDirection,
-                                                  into consumer: inout Consumer) -> Int {
+                                                  into consumer: inout Consumer, ignoringGates: Bool = false) -> Int {
         var removed = 0
         var released = 0
         while removed < pending.count {
             let at = sequenceDistance(from: nextSequence, to: pending[removed].sequence)
             if at > 0 { break }
+            if !ignoringGates && !gateIsOpen(pending[removed].gate) { break }
             let skip = -at
             let chunkCount = pending[removed].bytes.count
             if skip < chunkCount {
@@ -301,7 +347,7 @@ struct HalfStream: Sendable {
             consumer.streamGap(id, direction, length: gap, at: time)
             nextSequence = first.sequence
         }
-        let released = drain(at: time, id: id, direction: direction, into: &consumer)
+        let released = drain(at: time, id: id, direction: direction, into: &consumer, ignoringGates: true)
         if !pending.isEmpty { stalledSince = time }
         return (max(gap, 0), released)
     }
@@ -338,7 +384,7 @@ struct HalfStream: Sendable {
         guard phase != .ended else { return (0, 0) }
         let result = giveUpHoles(at: time, id: id, direction: direction, into: &consumer)
         phase = .ended
-        pending = []
+        pending.removeAll()
         pendingBytes = 0
         consumer.streamEnded(id, direction, reason: reason, at: time)
         return result

@@ -19,6 +19,10 @@ public struct ReassemblyLimits: Sendable, Hashable {
     /// moves on (a live capture with kernel drops keeps printing). The wait only covers captures that show an ACK
     /// before the data it acknowledges (merged interfaces, re-sorted files). Default 1.
     public var acknowledgedHoleTimeoutSeconds: Double
+    /// Separate out-of-order chunks (runs of bytes between holes) buffered for one connection, both directions
+    /// together. Default 4,096: a 4 MiB window of full-size segments holds under 3,000, and contiguous segments
+    /// merge into one chunk. Bounds the work per segment on hostile captures (a hole every other byte).
+    public var maxBufferedSegmentsPerConnection: Int = 4_096
 
     public init(maxBufferedBytesPerConnection: Int = 4 << 20, maxBufferedBytesTotal: Int = 32 << 20,
                 maxConnections: Int = 65_536, idleTimeoutSeconds: Double = 300,

@@ -45,4 +45,10 @@ public protocol StreamConsumer {
     mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp)
     /// Something worth telling the user that is not tied to one stream's bytes (a limit was hit, say).
     mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp)
+    /// The application protocol a connection negotiated out of band (TLS ALPN), before its first stream bytes.
+    mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp)
+}
+
+extension StreamConsumer {
+    public mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp) {}
 }

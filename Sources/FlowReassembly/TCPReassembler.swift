@@ -78,9 +78,14 @@ public struct TCPReassembler: Sendable {
     /// Feeds one decoded TCP segment captured at `time`. Its payload is only read during the call.
     public mutating func process<Consumer: StreamConsumer>(_ segment: TCPSegment, at time: Timestamp,
                                                            into consumer: inout Consumer) {
+        var signed = false
+        if segment.flags.contains(.rst) {
+            // Only RSTs need the look: TCP-MD5 (kind 19, RFC 2385) or TCP-AO (kind 29, RFC 5925).
+            for option in segment.optionIterator where option.kind == 19 || option.kind == 29 { signed = true }
+        }
         process(source: segment.source, destination: segment.destination, sequenceNumber: segment.sequenceNumber,
                 acknowledgmentNumber: segment.acknowledgmentNumber, flags: segment.flags, payload: segment.payload,
-                payloadLength: segment.payloadLength, at: time, into: &consumer)
+                payloadLength: segment.payloadLength, at: time, into: &consumer, signedReset: signed)
     }
 
     /// Feeds one TCP segment by its fields. `payload` holds the captured bytes; `payloadLength` is the length the
@@ -88,7 +93,7 @@ public struct TCPReassembler: Sendable {
     public mutating func process<Consumer: StreamConsumer>(
         source: Endpoint, destination: Endpoint, sequenceNumber: UInt32, acknowledgmentNumber: UInt32,
         flags: TCPFlags, payload: UnsafeRawBufferPointer, payloadLength: Int? = nil, at time: Timestamp,
-        into consumer: inout Consumer
+        into consumer: inout Consumer, signedReset: Bool = false
     ) {
         counters.segments += 1
         if latestTime.map({ time > $0 }) ?? true { latestTime = time }
@@ -150,6 +155,15 @@ public struct TCPReassembler: Sendable {
         let direction = slots[s].direction(from: source)
 
         if isRST {
+            if let reason = reasonToIgnoreReset(slot: s, direction: direction, sequence: sequenceNumber,
+                                                signed: signedReset) {
+                counters.ignoredSegments += 1
+                if !slots[s].warnedAboutIgnoredReset {
+                    slots[s].warnedAboutIgnoredReset = true
+                    consumer.warning(id, "RST \(reason) ignored, as a TCP stack would: the connection goes on", at: time)
+                }
+                return
+            }
             closeConnection(slot: s, reason: .reset, at: time, into: &consumer)
             return
         }
@@ -180,9 +194,23 @@ public struct TCPReassembler: Sendable {
                 && sequenceDistance(from: slots[s][direction].nextSequence, to: dataSequence) > 0 {
                 counters.outOfOrderSegments += 1  // a FIN ahead of data still missing
             }
+            // Causal order: this segment's ACK says which of the peer's bytes its sender had received. When the
+            // peer's delivery is behind that point (the capture shows the two directions out of order), these
+            // bytes wait for it, so a response never reaches the consumer before the request it answers.
+            var gate: UInt32?
+            if isACK && onWire > 0 {
+                if let position = deliveryPosition(of: slots[s][direction.reversed]) {
+                    let ahead = sequenceDistance(from: position, to: acknowledgmentNumber)
+                    // Only a plausible distance: an ACK further ahead than the buffer limit acknowledges a
+                    // stream other than the one seen (the peer re-anchored with a new ISN, or the capture lost
+                    // megabytes); waiting for it would only stall this direction.
+                    if ahead > 0 && ahead <= limits.maxBufferedBytesPerConnection { gate = acknowledgmentNumber }
+                }
+            }
+            syncPeerPositions(slot: s)
             let change = slots[s][direction].accept(
                 sequence: dataSequence, payload: payload, uncapturedTail: onWire - captured, at: time, id: id,
-                direction: direction, into: &consumer)
+                direction: direction, into: &consumer, gate: gate)
             account(change, slot: s, at: time, into: &consumer)
             if slots[s][direction].reachedFIN {
                 let ended = slots[s][direction].end(.fin, at: time, id: id, direction: direction, into: &consumer)
@@ -197,6 +225,10 @@ public struct TCPReassembler: Sendable {
             let other = direction.reversed
             switch slots[s][other].phase {
             case .unseen:
+                let earliest = slots[s][other].earliestAcknowledgedHint
+                if earliest.map({ sequenceDistance(from: $0, to: acknowledgmentNumber) < 0 }) ?? true {
+                    slots[s][other].earliestAcknowledgedHint = acknowledgmentNumber
+                }
                 if let hint = slots[s][other].acknowledgedHint,
                    sequenceDistance(from: hint, to: acknowledgmentNumber) <= 0 {
                     break
@@ -216,11 +248,75 @@ public struct TCPReassembler: Sendable {
             }
         }
 
+        releaseGatedData(slot: s, at: time, into: &consumer)
         giveUpOverdueAcknowledgedHole(slot: s, direction: .clientToServer, now: time, into: &consumer)
         giveUpOverdueAcknowledgedHole(slot: s, direction: .serverToClient, now: time, into: &consumer)
         enforceBufferLimits(current: s, at: time, into: &consumer)
+        releaseGatedData(slot: s, at: time, into: &consumer)
 
         closeIfBothEnded(slot: s, at: time, into: &consumer)
+    }
+
+    /// Tells each direction where the other one's delivery stands, for its gates.
+    private mutating func syncPeerPositions(slot s: Int) {
+        let toServer = slots[s].toServer, toClient = slots[s].toClient
+        slots[s].toServer.peerPosition = deliveryPosition(of: toClient)
+        slots[s].toClient.peerPosition = deliveryPosition(of: toServer)
+    }
+
+    /// How far a direction's delivery has come, for the other direction's gates: its next byte when open; before
+    /// its first segment, where the peer's earliest ACK says it starts (a merged capture can show a response
+    /// before any byte of the request); nil once ended (nothing more will come, so nothing should wait).
+    private func deliveryPosition(of half: HalfStream) -> UInt32? {
+        switch half.phase {
+        case .open: return half.nextSequence
+        case .unseen: return half.earliestAcknowledgedHint
+        case .ended: return nil
+        }
+    }
+
+    /// Delivers data that waited for the other direction, as far as the gates now allow; delivery in one
+    /// direction can open the other's gates, so this goes back and forth until neither moves.
+    private mutating func releaseGatedData<Consumer: StreamConsumer>(slot s: Int, at time: Timestamp,
+                                                                     into consumer: inout Consumer) {
+        // The common case, nothing buffered, costs two checks (this runs for every segment).
+        guard slots[s].state == .open, !slots[s].toServer.pending.isEmpty || !slots[s].toClient.pending.isEmpty
+        else { return }
+        let id = slots[s].id
+        var moved = true
+        while moved {
+            moved = false
+            for side in 0..<2 {
+                let direction: StreamDirection = side == 0 ? .clientToServer : .serverToClient
+                syncPeerPositions(slot: s)
+                let half = slots[s][direction]
+                guard half.phase == .open, let first = half.pending.first,
+                      sequenceDistance(from: half.nextSequence, to: first.sequence) <= 0,
+                      half.gateIsOpen(first.gate) else { continue }
+                let released = slots[s][direction].drain(at: time, id: id, direction: direction, into: &consumer)
+                account(gap: 0, released: released, slot: s)
+                if released > 0 { moved = true }
+                if slots[s][direction].reachedFIN {
+                    let ended = slots[s][direction].end(.fin, at: time, id: id, direction: direction, into: &consumer)
+                    account(gap: ended.gap, released: ended.released, slot: s)
+                }
+            }
+        }
+    }
+
+    /// Why a real stack would drop this RST, or nil when it ends the connection: it carries a TCP-MD5 or TCP-AO
+    /// signature (a stack without the key cannot check it, so it ignores it), or its sequence number lies before
+    /// the bytes its sender already sent or beyond any window (RFC 5961 section 3).
+    private func reasonToIgnoreReset(slot s: Int, direction: StreamDirection, sequence: UInt32,
+                                     signed: Bool) -> String? {
+        if signed { return "carrying a TCP-MD5/TCP-AO signature" }
+        let half = slots[s][direction]
+        guard half.phase == .open else { return nil }
+        let distance = sequenceDistance(from: half.nextSequence, to: sequence)
+        if distance < 0 || distance > maximumWindow {
+            return "outside the window (sequence \(sequence), next expected \(half.nextSequence))"
+        }
+        return nil
     }
 
     private mutating func closeIfBothEnded<Consumer: StreamConsumer>(slot s: Int, at time: Timestamp,
@@ -375,6 +471,7 @@ public struct TCPReassembler: Sendable {
               now.seconds(since: slots[s][direction].acknowledgedBeyondSince) >= limits.acknowledgedHoleTimeoutSeconds
         else { return }
         let id = slots[s].id
+        syncPeerPositions(slot: s)
         let step = slots[s][direction].giveUpAcknowledgedHole(at: now, id: id, direction: direction, into: &consumer)
         account(gap: step.gap, released: step.released, slot: s)
         if slots[s][direction].reachedFIN {
@@ -382,6 +479,8 @@ public struct TCPReassembler: Sendable {
             account(gap: ended.gap, released: ended.released, slot: s)
             closeIfBothEnded(slot: s, at: now, into: &consumer)
         }
+        releaseGatedData(slot: s, at: now, into: &consumer)
+        closeIfBothEnded(slot: s, at: now, into: &consumer)
     }
 
     private mutating func account<Consumer: StreamConsumer>(_ change: HalfStreamChange, slot s: Int,
@@ -412,6 +511,10 @@ public struct TCPReassembler: Sendable {
         while slots[s].bufferedBytes > limits.maxBufferedBytesPerConnection {
             giveUpOldestHole(slot: s, limitDescription: "per-connection buffer limit "
                              + "(\(limits.maxBufferedBytesPerConnection) bytes)", at: time, into: &consumer)
+        }
+        while slots[s].bufferedChunks > limits.maxBufferedSegmentsPerConnection {
+            giveUpOldestHole(slot: s, limitDescription: "per-connection limit on separately buffered chunks "
+                             + "(\(limits.maxBufferedSegmentsPerConnection))", at: time, into: &consumer)
         }
         while bufferedBytes > limits.maxBufferedBytesTotal {
             // The connection whose oldest buffered data has waited longest gives way.
@@ -459,15 +562,5 @@ extension Connection {
         case (true, false): return toClient.stalledSince
         case (true, true): return Timestamp(seconds: .max, nanoseconds: 0)
         }
-    }
-}
-
-extension Timestamp {
-    func adding(seconds delta: Double) -> Timestamp {
-        let whole = delta.rounded(.down)
-        var nanos = Int64(nanoseconds) + Int64((delta - whole) * 1e9)
-        var secs = seconds + Int64(whole)
-        if nanos >= 1_000_000_000 { nanos -= 1_000_000_000; secs += 1 }
-        return Timestamp(seconds: secs, nanoseconds: Int32(nanos))
     }
 }

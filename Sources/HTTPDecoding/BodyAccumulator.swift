@@ -2,7 +2,7 @@
 /// and keeps only what the limits allow: running SHA-256 and size of the decoded body, its first bytes for
 /// display, and, while decoding is in progress, the same for the raw bytes so a failed decode can fall back to
 /// them.
-final class BodyAccumulator {
+package final class BodyAccumulator {
     private let limits: HTTPDecoderLimits
     private let contentType: String?
     /// Codings in the order they are removed (the reverse of the order the header lists them).
@@ -11,9 +11,14 @@ final class BodyAccumulator {
     private var decoding: Bool
 
     private var transferSize = 0
+    /// SHA-256 of the bytes as received, needed only when decoding fails. While the whole body still fits in
+    /// `rawKept` nothing is hashed (a decoded body never needs it); once it outgrows it, `rawKept` is hashed and
+    /// the rest streams in.
     private lazy var rawHash = SHA256()
+    /// Bytes of the body as received that `rawHash` has taken.
+    private var rawHashed = 0
     private var rawKept: [UInt8] = []
-    /// Created with the first decoded byte: most messages (GET requests, 304s) have no body, and an EVP context
+    /// Created with the first decoded byte: most messages (GET requests, 304s) have no body, and a hasher
     /// costs allocations to create, finish and free.
     private var decodedHasher: SHA256?
     private var decodedHash: SHA256 {
@@ -28,16 +33,33 @@ final class BodyAccumulator {
     private var decodedSize = 0
     private var decodedKept: [UInt8] = []
     private var stageFailure: DecodeFailure?
-    private(set) var warnings: [String] = []
-    private(set) var sawGap = false
+    package private(set) var warnings: [String] = []
+    package private(set) var sawGap = false
+    /// Bytes produced by every decoding stage together: nested codings (`gzip, gzip`) count each stage, so an
+    /// inner stage that inflates into junk the outer one ignores still hits the limit.
+    private var producedBytes = 0
+    private let budget: DecodedBytesBudget?
 
-    /// `contentEncoding`: the Content-Encoding tokens as listed in the header (`identity` ignored).
-    init(contentEncoding: [String], contentType: String?, limits: HTTPDecoderLimits) {
+    /// `contentEncoding`: the Content-Encoding tokens as listed in the header (`identity` ignored). `budget`: the
+    /// decoded bytes left for the whole capture, shared by every body.
+    package init(contentEncoding: [String], contentType: String?, limits: HTTPDecoderLimits,
+                 budget: DecodedBytesBudget? = nil) {
         self.limits = limits
         self.contentType = contentType
+        self.budget = budget
         let listed = contentEncoding.filter { $0 != "identity" }
         codings = listed.reversed()
-        if let unsupported = codings.first(where: { !ContentDecoders.supported.contains($0) }) {
+        if codings.count > limits.maxContentCodings {
+            warnings.append("\(codings.count) content codings listed, more than the limit of "
+                            + "\(limits.maxContentCodings); body kept as received")
+            decoders = []
+            decoding = false
+        } else if let budget, !codings.isEmpty, budget.isExhausted {
+            warnings.append("the capture's content-decoding budget (\(budget.limit) decoded bytes, "
+                            + "HTTPDecoderLimits.maxDecodedBytesPerCapture) is used up; body kept as received")
+            decoders = []
+            decoding = false
+        } else if let unsupported = codings.first(where: { !ContentDecoders.supported.contains($0) }) {
             warnings.append("unsupported content coding \"\(unsupported)\"; body kept as received")
             decoders = []
             decoding = false
@@ -49,12 +71,19 @@ final class BodyAccumulator {
 
     private var keepsRawSeparately: Bool { !codings.isEmpty }
 
-    func append(_ bytes: UnsafeRawBufferPointer) {
+    package func append(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         transferSize += bytes.count
         if keepsRawSeparately {
-            rawHash.update(bytes)
+            let before = transferSize - bytes.count
             keep(bytes, in: &rawKept)
+            if transferSize > rawKept.count {
+                hashKeptRaw()
+                // What of this piece rawKept did not take.
+                let skip = max(0, rawKept.count - before)
+                if skip < bytes.count { rawHash.update(UnsafeRawBufferPointer(rebasing: bytes[skip...])) }
+                rawHashed = transferSize
+            }
         }
         if decoding {
             push(bytes, stage: 0)
@@ -65,17 +94,17 @@ final class BodyAccumulator {
     }
 
     /// Bytes of the body that were never captured.
-    func gap(length: Int) {
+    package func gap(length: Int) {
         sawGap = true
         if decoding { stopDecoding("content decoding stopped at a gap of \(length) bytes; body kept as received") }
     }
 
     /// The body is over. `truncated`: it ended before its declared length (the caller says why in a warning).
-    func finish() -> HTTPBody {
+    package func finish() -> HTTPBody {
         if decoding && !sawGap {
             for (index, decoder) in decoders.enumerated() {
                 do throws(DecodeFailure) {
-                    try decoder.finish { output in push(output, stage: index + 1) }
+                    try decoder.finish { output in accept(output, from: index) }
                 } catch {
                     stageFailure = error
                 }
@@ -83,17 +112,29 @@ final class BodyAccumulator {
             }
             if let failure = stageFailure { stopDecoding(failure.description + "; body kept as received") }
         }
+        if decoding, let ignored = decoders.first(where: { $0.trailingBytes > 0 }) {
+            warnings.append("\(ignored.trailingBytes) bytes after the end of the \(ignored.coding) stream were not "
+                            + "decoded")
+        }
         if decoding {
             return HTTPBody(size: decodedSize, sha256: decodedDigest, encoding: codings,
                             transferSize: transferSize, kept: decodedKept,
                             keptIsPartial: decodedKept.count < decodedSize, contentType: contentType)
         }
         if keepsRawSeparately {
+            hashKeptRaw()
             return HTTPBody(size: transferSize, sha256: rawHash.finishHexDigest(), encoding: [], transferSize: transferSize,
                             kept: rawKept, keptIsPartial: rawKept.count < transferSize, contentType: contentType)
         }
         return HTTPBody(size: decodedSize, sha256: decodedDigest, encoding: [], transferSize: transferSize,
                         kept: decodedKept, keptIsPartial: decodedKept.count < decodedSize, contentType: contentType)
+    }
+
+    /// Hashes the part of `rawKept` the raw hash has not taken yet.
+    private func hashKeptRaw() {
+        guard rawHashed < rawKept.count else { return }
+        rawKept.withUnsafeBytes { rawHash.update(UnsafeRawBufferPointer(rebasing: $0[rawHashed...])) }
+        rawHashed = rawKept.count
     }
 
     private func stopDecoding(_ warning: String) {
@@ -110,19 +151,34 @@ final class BodyAccumulator {
             return
         }
         do throws(DecodeFailure) {
-            try decoders[stage].decode(bytes) { output in push(output, stage: stage + 1) }
+            try decoders[stage].decode(bytes) { output in accept(output, from: stage) }
         } catch {
             stageFailure = error
         }
     }
 
+    /// Counts one stage's output against the limits, then passes it on; false stops the stage.
+    private func accept(_ output: UnsafeRawBufferPointer, from stage: Int) -> Bool {
+        guard stageFailure == nil else { return false }
+        producedBytes += output.count
+        if producedBytes > limits.maxDecodedBodyBytes {
+            stageFailure = DecodeFailure(codings.joined(separator: ", "),
+                                         "decoded body exceeds the \(limits.maxDecodedBodyBytes)-byte limit "
+                                         + "(HTTPDecoderLimits.maxDecodedBodyBytes)")
+            return false
+        }
+        if let budget, !budget.spend(output.count) {
+            stageFailure = DecodeFailure(codings.joined(separator: ", "),
+                                         "the capture's content-decoding budget (\(budget.limit) decoded bytes, "
+                                         + "HTTPDecoderLimits.maxDecodedBytesPerCapture) is used up")
+            return false
+        }
+        push(output, stage: stage + 1)
+        return stageFailure == nil
+    }
+
     private func emitDecoded(_ bytes: UnsafeRawBufferPointer) {
         decodedSize += bytes.count
-        if keepsRawSeparately && decodedSize > limits.maxDecodedBodyBytes {
-            stageFailure = DecodeFailure(codings.joined(separator: ", "),
-                                         "decoded body exceeds the \(limits.maxDecodedBodyBytes)-byte limit")
-            return
-        }
         decodedHash.update(bytes)
         keep(bytes, in: &decodedKept)
     }
@@ -136,5 +192,22 @@ final class BodyAccumulator {
 extension DecodeFailure {
     init(_ coding: String, _ reason: String) {
         self.init(coding: coding, reason: reason)
+    }
+}
+
+/// Decoded bytes the content decoders may still produce over a whole capture, shared by every body: one
+/// decompression bomb is stopped by the per-body limit, this stops a capture holding thousands of them.
+public final class DecodedBytesBudget {
+    public let limit: Int
+    public private(set) var spent = 0
+
+    public init(limit: Int) { self.limit = limit }
+
+    var isExhausted: Bool { spent >= limit }
+
+    /// Takes `count` bytes from the budget; false once it is used up.
+    func spend(_ count: Int) -> Bool {
+        spent += count
+        return spent <= limit
     }
 }

@@ -7,13 +7,19 @@ public struct DecodeFailure: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(coding) decoding failed: \(reason)" }
 }
 
+/// Takes a decoder's output piece by piece; returns false to stop the decoder (a limit was hit), which then
+/// returns without producing more from the input in hand.
+typealias DecodedSink = (UnsafeRawBufferPointer) -> Bool
+
 /// A streaming decoder for one content coding. Output goes to `sink` in pieces; nothing is held beyond a fixed
 /// output buffer, so a compressed body of any size decodes in constant memory.
 protocol ContentDecoder: AnyObject {
     var coding: String { get }
-    func decode(_ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) -> Void) throws(DecodeFailure)
+    func decode(_ input: UnsafeRawBufferPointer, sink: DecodedSink) throws(DecodeFailure)
     /// The body ended; fails when the compressed stream was cut short.
-    func finish(sink: (UnsafeRawBufferPointer) -> Void) throws(DecodeFailure)
+    func finish(sink: DecodedSink) throws(DecodeFailure)
+    /// Bytes that followed the end of the compressed stream and were not decoded.
+    var trailingBytes: Int { get }
 }
 
 enum ContentDecoders {
@@ -22,8 +28,8 @@ enum ContentDecoders {
 
     static func make(_ coding: String) -> ContentDecoder? {
         switch coding {
-        case "gzip", "x-gzip": return ZlibDecoder(coding: coding, format: .gzipOrZlib)
-        case "deflate": return ZlibDecoder(coding: coding, format: .sniffZlibOrRaw)
+        case "gzip", "x-gzip": return IsalInflateDecoder(coding: coding, format: .gzipOrZlib)
+        case "deflate": return IsalInflateDecoder(coding: coding, format: .sniffZlibOrRaw)
         case "br": return BrotliDecoder()
         case "zstd": return ZstdDecoder()
         default: return nil
@@ -31,7 +37,7 @@ enum ContentDecoders {
     }
 }
 
-private let outputBufferSize = 32 * 1024
+let outputBufferSize = 32 * 1024
 
 /// gzip and deflate through zlib's inflate.
 final class ZlibDecoder: ContentDecoder {
@@ -50,7 +56,7 @@ final class ZlibDecoder: ContentDecoder {
     private var initialized = false
     private var sniffed: [UInt8] = []
     private var streamEnded = false
-    private var trailingBytes = 0
+    private(set) var trailingBytes = 0
 
     init(coding: String, format: Format) {
         self.coding = coding
@@ -71,7 +77,7 @@ final class ZlibDecoder: ContentDecoder {
         initialized = true
     }
 
-    func decode(_ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) -> Void) throws(DecodeFailure) {
+    func decode(_ input: UnsafeRawBufferPointer, sink: DecodedSink) throws(DecodeFailure) {
         if !initialized {
             switch format {
             case .gzipOrZlib:
@@ -96,55 +102,60 @@ final class ZlibDecoder: ContentDecoder {
         try inflateAll(input, sink: sink)
     }
 
-    private func inflateAll(_ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) -> Void) throws(DecodeFailure) {
-        guard !input.isEmpty, let base = input.baseAddress else { return }
-        if streamEnded {
-            // Another gzip member may follow (RFC 1952 allows concatenation); anything else is trailing junk.
-            if format == .gzipOrZlib && input.first == 0x1f {
-                inflateReset(stream)
-                streamEnded = false
-            } else {
-                trailingBytes += input.count
-                return
-            }
-        }
-        stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
-        stream.pointee.avail_in = uInt(input.count)
-        while stream.pointee.avail_in > 0 {
-            stream.pointee.next_out = output
-            stream.pointee.avail_out = uInt(outputBufferSize)
-            let status = inflate(stream, Z_NO_FLUSH)
-            let produced = outputBufferSize - Int(stream.pointee.avail_out)
-            if produced > 0 { sink(UnsafeRawBufferPointer(start: output, count: produced)) }
-            switch status {
-            case Z_OK, Z_BUF_ERROR:
-                if status == Z_BUF_ERROR && produced == 0 { return }
-            case Z_STREAM_END:
-                streamEnded = true
-                let rest = Int(stream.pointee.avail_in)
-                if rest > 0 {
-                    let consumed = input.count - rest
-                    try inflateAll(UnsafeRawBufferPointer(rebasing: input[consumed...]), sink: sink)
+    /// Inflates `input`, member after member: a loop, not recursion, so a body of a million concatenated gzip
+    /// members (RFC 1952 allows any number) runs in constant stack.
+    private func inflateAll(_ input: UnsafeRawBufferPointer, sink: DecodedSink) throws(DecodeFailure) {
+        var input = input
+        while !input.isEmpty, let base = input.baseAddress {
+            if streamEnded {
+                // Another gzip member may follow; anything else is trailing junk, counted for a warning.
+                if format == .gzipOrZlib && input.first == 0x1f {
+                    inflateReset(stream)
+                    streamEnded = false
+                } else {
+                    trailingBytes += input.count
+                    return
                 }
-                return
-            default:
-                let message = stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)"
-                throw DecodeFailure(coding: coding, reason: "invalid compressed data (\(message))")
             }
-        }
-        // Drain output zlib may still hold after the input was consumed.
-        while !streamEnded {
-            stream.pointee.next_out = output
-            stream.pointee.avail_out = uInt(outputBufferSize)
-            let status = inflate(stream, Z_NO_FLUSH)
-            let produced = outputBufferSize - Int(stream.pointee.avail_out)
-            if produced > 0 { sink(UnsafeRawBufferPointer(start: output, count: produced)) }
-            if status == Z_STREAM_END { streamEnded = true }
-            if produced == 0 || status != Z_OK { break }
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
+            stream.pointee.avail_in = uInt(input.count)
+            while stream.pointee.avail_in > 0 && !streamEnded {
+                stream.pointee.next_out = output
+                stream.pointee.avail_out = uInt(outputBufferSize)
+                let status = inflate(stream, Z_NO_FLUSH)
+                let produced = outputBufferSize - Int(stream.pointee.avail_out)
+                if produced > 0 && !sink(UnsafeRawBufferPointer(start: output, count: produced)) { return }
+                switch status {
+                case Z_OK, Z_BUF_ERROR:
+                    if status == Z_BUF_ERROR && produced == 0 { return }
+                case Z_STREAM_END:
+                    streamEnded = true
+                default:
+                    let message = stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)"
+                    throw DecodeFailure(coding: coding, reason: "invalid compressed data (\(message))")
+                }
+            }
+            if streamEnded {
+                // The member ended inside this input: go round again with what follows it.
+                let rest = Int(stream.pointee.avail_in)
+                input = UnsafeRawBufferPointer(rebasing: input[(input.count - rest)...])
+                continue
+            }
+            // Drain output zlib may still hold after the input was consumed.
+            while !streamEnded {
+                stream.pointee.next_out = output
+                stream.pointee.avail_out = uInt(outputBufferSize)
+                let status = inflate(stream, Z_NO_FLUSH)
+                let produced = outputBufferSize - Int(stream.pointee.avail_out)
+                if produced > 0 && !sink(UnsafeRawBufferPointer(start: output, count: produced)) { return }
+                if status == Z_STREAM_END { streamEnded = true }
+                if produced == 0 || status != Z_OK { break }
+            }
+            return
         }
     }
 
-    func finish(sink: (UnsafeRawBufferPointer) -> Void) throws(DecodeFailure) {
+    func finish(sink: DecodedSink) throws(DecodeFailure) {
         if !initialized && sniffed.isEmpty { return }  // empty body: nothing to decode
         if !initialized {
             throw DecodeFailure(coding: coding, reason: "compressed stream ended after \(sniffed.count) byte")
@@ -162,6 +173,7 @@ final class BrotliDecoder: ContentDecoder {
     private let output = UnsafeMutablePointer<UInt8>.allocate(capacity: outputBufferSize)
     private var sawInput = false
     private var finished = false
+    private(set) var trailingBytes = 0
 
     init() {
         state = BrotliDecoderCreateInstance(nil, nil, nil)
@@ -172,10 +184,10 @@ final class BrotliDecoder: ContentDecoder {
         output.deallocate()
     }
 
-    func decode(_ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) -> Void) throws(DecodeFailure) {
+    func decode(_ input: UnsafeRawBufferPointer, sink: DecodedSink) throws(DecodeFailure) {
         guard !input.isEmpty, let base = input.baseAddress else { return }
         sawInput = true
-        if finished { return }
+        if finished { trailingBytes += input.count; return }
         var availableIn = input.count
         var nextIn: UnsafePointer<UInt8>? = base.assumingMemoryBound(to: UInt8.self)
         while true {
@@ -183,11 +195,14 @@ final class BrotliDecoder: ContentDecoder {
             var nextOut: UnsafeMutablePointer<UInt8>? = output
             let result = BrotliDecoderDecompressStream(state, &availableIn, &nextIn, &availableOut, &nextOut, nil)
             let produced = outputBufferSize - availableOut
-            if produced > 0 { sink(UnsafeRawBufferPointer(start: output, count: produced)) }
+            if produced > 0 && !sink(UnsafeRawBufferPointer(start: output, count: produced)) { return }
             switch result {
             case BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT: continue
             case BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT: return
-            case BROTLI_DECODER_RESULT_SUCCESS: finished = true; return
+            case BROTLI_DECODER_RESULT_SUCCESS:
+                finished = true
+                trailingBytes += availableIn
+                return
             default:
                 let code = BrotliDecoderGetErrorCode(state)
                 let text = BrotliDecoderErrorString(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
@@ -196,7 +211,7 @@ final class BrotliDecoder: ContentDecoder {
         }
     }
 
-    func finish(sink: (UnsafeRawBufferPointer) -> Void) throws(DecodeFailure) {
+    func finish(sink: DecodedSink) throws(DecodeFailure) {
         if sawInput && !finished {
             throw DecodeFailure(coding: coding, reason: "compressed stream ended early (truncated body)")
         }
@@ -211,6 +226,8 @@ final class ZstdDecoder: ContentDecoder {
     private let output = UnsafeMutablePointer<UInt8>.allocate(capacity: outputBufferSize)
     private var sawInput = false
     private var frameComplete = true
+    /// zstd decodes concatenated frames as one stream, so nothing after a frame is left over.
+    let trailingBytes = 0
 
     init() {
         stream = ZSTD_createDStream()
@@ -223,7 +240,7 @@ final class ZstdDecoder: ContentDecoder {
         output.deallocate()
     }
 
-    func decode(_ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) -> Void) throws(DecodeFailure) {
+    func decode(_ input: UnsafeRawBufferPointer, sink: DecodedSink) throws(DecodeFailure) {
         guard !input.isEmpty, let base = input.baseAddress else { return }
         sawInput = true
         var inBuffer = ZSTD_inBuffer(src: base, size: input.count, pos: 0)
@@ -233,14 +250,14 @@ final class ZstdDecoder: ContentDecoder {
             if ZSTD_isError(result) != 0 {
                 throw DecodeFailure(coding: coding, reason: "invalid compressed data (\(String(cString: ZSTD_getErrorName(result))))")
             }
-            if outBuffer.pos > 0 { sink(UnsafeRawBufferPointer(start: output, count: outBuffer.pos)) }
+            if outBuffer.pos > 0 && !sink(UnsafeRawBufferPointer(start: output, count: outBuffer.pos)) { return }
             frameComplete = result == 0
             // Done when all input is consumed and the output buffer was not filled (nothing left inside zstd).
             if inBuffer.pos == inBuffer.size && outBuffer.pos < outBuffer.size { return }
         }
     }
 
-    func finish(sink: (UnsafeRawBufferPointer) -> Void) throws(DecodeFailure) {
+    func finish(sink: DecodedSink) throws(DecodeFailure) {
         if sawInput && !frameComplete {
             throw DecodeFailure(coding: coding, reason: "compressed stream ended early (truncated body)")
         }

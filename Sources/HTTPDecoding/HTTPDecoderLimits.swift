@@ -10,6 +10,15 @@ public struct HTTPDecoderLimits: Sendable, Hashable {
     public var bodyKeepBytes = 64 * 1024
     /// Decoded bytes produced per body before decoding stops, against decompression bombs (default 1 GiB).
     public var maxDecodedBodyBytes = 1 << 30
+    /// Bytes all content decoders together may produce over one capture (default 4 GiB): past it bodies are kept
+    /// as received, with a warning, so a capture full of bombs cannot run for minutes.
+    public var maxDecodedBytesPerCapture = 4 << 30
+    /// Content codings removed from one body (default 4; curl stops at 5): a longer list is kept as received.
+    public var maxContentCodings = 4
+    /// 1xx interim responses kept per exchange (default 16); further ones are counted in a warning.
+    public var maxInterimResponses = 16
+    /// Warnings kept per message (default 32); further ones are counted in a last warning.
+    public var maxWarningsPerMessage = 32
     /// Requests waiting for their responses on one connection (pipelining); past this the oldest is reported
     /// without a response (default 128).
     public var maxPendingRequests = 128

@@ -11,6 +11,10 @@ enum ParsedStartLine: Sendable, Hashable {
 struct ParsedHead {
     var startLine: ParsedStartLine
     var headers: HTTPHeaders
+    /// Oddities read past (RFC 9112 recipient leniency), each a warning for the message.
+    var anomalies: [String] = []
+    /// An HTTP/0.9 request: no version, no header fields.
+    var isHTTP09 = false
 }
 
 struct HeadParseError: Error, CustomStringConvertible {
@@ -44,6 +48,9 @@ enum HTTPHeadParser {
     private static func parse(_ buffer: UnsafeBufferPointer<UInt8>, head: ArraySlice<UInt8>,
                               role: MessageRole) throws(HeadParseError) -> ParsedHead {
         var startLine: ParsedStartLine?
+        var anomalies: [String] = []
+        var isHTTP09 = false
+        var sawBareLF = false
         var fields: [(name: String, value: String)] = []
         fields.reserveCapacity(16)
         let base = head.startIndex
@@ -53,37 +60,66 @@ enum HTTPHeadParser {
         while index <= count {
             index = firstLF(head, from: base + index).map { $0 - base } ?? count
             var end = index
-            if end > lineStart && buffer[end - 1] == cr { end -= 1 }
+            if end > lineStart && buffer[end - 1] == cr {
+                end -= 1
+            } else if index < count && !sawBareLF {
+                sawBareLF = true
+                anomalies.append("bare LF line ends (no CR)")
+            }
             let line = lineStart..<end
             lineStart = index + 1
             index += 1
             if line.isEmpty { if startLine == nil { continue } else { break } }
             guard startLine != nil else {
-                startLine = try parseStartLine(head[(base + line.lowerBound)..<(base + line.upperBound)], role: role)
+                let lineBytes = head[(base + line.lowerBound)..<(base + line.upperBound)]
+                guard let lenient = LenientStartLine.read(lineBytes, role: role) else {
+                    let what = role == .request ? "request" : "status"
+                    throw HeadParseError(description: "not an HTTP/1.x \(what) line: \"\(preview(lineBytes))\"")
+                }
+                startLine = lenient.startLine
+                anomalies += lenient.anomalies
+                isHTTP09 = lenient.isHTTP09
+                if isHTTP09 { break }  // HTTP/0.9 has no header fields
                 continue
             }
+            // Header trouble is read past, as RFC 9112 allows a recipient and Zeek and libhtp do: each kind is
+            // named once in the message's warnings.
+            let shown = { preview(head[(base + line.lowerBound)..<(base + line.upperBound)]) }
             let lead = buffer[line.lowerBound]
             if lead == space || lead == tab {
                 // Obsolete line folding: a continuation of the previous field's value.
-                guard !fields.isEmpty else { throw HeadParseError(description: "header continuation line before any header") }
+                guard !fields.isEmpty else {
+                    anomalies.append("header continuation line before any header ignored: \"\(shown())\"")
+                    continue
+                }
+                if !anomalies.contains(where: { $0.hasPrefix("obsolete line folding") }) {
+                    anomalies.append("obsolete line folding (a header value continued on the next line)")
+                }
                 fields[fields.count - 1].value += " " + text(buffer, trimmed(buffer, line))
                 continue
             }
             var colonIndex = line.lowerBound
             while colonIndex < line.upperBound && buffer[colonIndex] != colon { colonIndex += 1 }
             guard colonIndex < line.upperBound, colonIndex > line.lowerBound else {
-                let shown = head[(base + line.lowerBound)..<(base + line.upperBound)]
-                throw HeadParseError(description: "header line without a name and colon: \"\(preview(shown))\"")
+                anomalies.append("header line without a name and colon ignored: \"\(shown())\"")
+                continue
             }
-            let name = line.lowerBound..<colonIndex
-            for i in name where !isTokenByte(buffer[i]) {
-                let shown = head[(base + name.lowerBound)..<(base + name.upperBound)]
-                throw HeadParseError(description: "invalid header name \"\(preview(shown))\"")
+            var nameEnd = colonIndex
+            while nameEnd > line.lowerBound && (buffer[nameEnd - 1] == space || buffer[nameEnd - 1] == tab) { nameEnd -= 1 }
+            if nameEnd < colonIndex {
+                anomalies.append("whitespace between a header name and its colon: \"\(shown())\"")
+            }
+            let name = line.lowerBound..<nameEnd
+            if name.isEmpty || name.contains(where: { !isTokenByte(buffer[$0]) }) {
+                anomalies.append("invalid header name \"\(preview(head[(base + name.lowerBound)..<(base + name.upperBound)]))\"")
             }
             fields.append((text(buffer, name), text(buffer, trimmed(buffer, (colonIndex + 1)..<line.upperBound))))
         }
         guard let startLine else { throw HeadParseError(description: "empty message head") }
-        return ParsedHead(startLine: startLine, headers: HTTPHeaders(fields))
+        if anomalies.count > 16 {
+            anomalies = Array(anomalies.prefix(15)) + ["\(anomalies.count - 15) more oddities in this head"]
+        }
+        return ParsedHead(startLine: startLine, headers: HTTPHeaders(fields), anomalies: anomalies, isHTTP09: isHTTP09)
     }
 
     /// `range` of `buffer` without leading and trailing spaces and tabs.

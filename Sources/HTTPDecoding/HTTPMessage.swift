@@ -112,6 +112,13 @@ public struct HTTPInterimResponse: Sendable, Hashable {
     public var reason: String
     public var headers: HTTPHeaders
     public var time: Timestamp
+
+    public init(status: Int, reason: String, headers: HTTPHeaders, time: Timestamp) {
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.time = time
+    }
 }
 
 public struct HTTPResponse: Sendable, Hashable {
@@ -155,6 +162,12 @@ public struct HTTPExchange: Sendable, Hashable {
     /// Set when a 101 response (or a 2xx to CONNECT) turned the connection into something else; the bytes that
     /// follow are not parsed as HTTP. Values: the Upgrade header (`websocket`, `h2c`) or `tunnel` for CONNECT.
     public var upgrade: String?
+    /// Set when a decoder took the connection over after `upgrade` (WebSocket messages follow as their own events).
+    public var upgradeDecoded = false
+    /// Set when the exchange was one HTTP/2 stream; nil for HTTP/1.x.
+    public var http2: HTTP2StreamFacts?
+    /// Set when the exchange was a gRPC call.
+    public var grpc: GRPCCallFacts?
 
     public init(connection: ConnectionID, client: Endpoint, server: Endpoint, request: HTTPRequest?,
                 response: HTTPResponse?, complete: Bool, warnings: [String], upgrade: String?) {
@@ -179,12 +192,22 @@ public struct ConnectionNotice: Sendable, Hashable {
         case tls(serverName: String?, alpn: [String])
         /// The HTTP/2 connection preface in cleartext (prior knowledge h2c).
         case http2Preface
+        /// A QUIC Initial packet (HTTP/3 or another QUIC application): labelled, not decoded.
+        case quic(version: UInt32, serverName: String?, alpn: [String])
     }
     public var connection: ConnectionID
     public var client: Endpoint
     public var server: Endpoint
     public var kind: Kind
     public var time: Timestamp
+
+    public init(connection: ConnectionID, client: Endpoint, server: Endpoint, kind: Kind, time: Timestamp) {
+        self.connection = connection
+        self.client = client
+        self.server = server
+        self.kind = kind
+        self.time = time
+    }
 }
 
 /// What the HTTP decoder reports, in the order things complete.
@@ -193,6 +216,8 @@ public enum HTTPEvent: Sendable, Hashable {
     case notice(ConnectionNotice)
     /// Something not tied to one exchange (a limit was hit, reassembly lost data on an unknown connection).
     case warning(connection: ConnectionID?, message: String, time: Timestamp)
+    /// A WebSocket message on a connection upgraded by a 101 (only with a takeover decoder plugged in).
+    case webSocket(WebSocketMessage)
 }
 
 extension StringProtocol {

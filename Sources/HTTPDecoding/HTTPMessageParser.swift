@@ -7,21 +7,24 @@ final class MessageInProgress {
     let start: Timestamp
     var end: Timestamp
     let body: BodyAccumulator
-    var warnings: [String]
+    var warnings: [String] { didSet { warnings.keepWithin(maxWarnings) } }
+    private let maxWarnings: Int
     /// Seen whole: no gap, not cut short, not abandoned.
     var complete = true
     var finished = false
     /// The body as it stood when finished, computed once.
     private(set) var finalBody: HTTPBody?
 
-    init(head: ParsedHead, headSize: Int, start: Timestamp, warnings: [String], limits: HTTPDecoderLimits) {
+    init(head: ParsedHead, headSize: Int, start: Timestamp, warnings: [String], limits: HTTPDecoderLimits,
+         budget: DecodedBytesBudget? = nil) {
         self.head = head
         self.headSize = headSize
         self.start = start
         self.end = start
         self.warnings = warnings
+        maxWarnings = limits.maxWarningsPerMessage
         body = BodyAccumulator(contentEncoding: head.headers.tokens("Content-Encoding"),
-                               contentType: head.headers["Content-Type"], limits: limits)
+                               contentType: head.headers["Content-Type"], limits: limits, budget: budget)
     }
 
     func finishedBody() -> HTTPBody {
@@ -30,6 +33,12 @@ final class MessageInProgress {
         warnings.append(contentsOf: body.warnings)
         finalBody = result
         return result
+    }
+
+    /// Moves the end forward to `time`, never back: a capture whose clock goes backwards must not give a
+    /// message that ends before it starts.
+    func extendEnd(to time: Timestamp) {
+        if time > end { end = time }
     }
 
     var method: String? {
@@ -65,9 +74,19 @@ protocol MessageParserDelegate: AnyObject {
     func parser(_ parser: HTTPMessageParser, problem: String, at time: Timestamp)
     /// The first bytes of the client's stream, before any HTTP: returns true when they were taken (TLS).
     func parser(_ parser: HTTPMessageParser, sniffFirstBytes bytes: ArraySlice<UInt8>, at time: Timestamp) -> Bool?
+    /// Whether the response now expected answers an HTTP/0.9 request (so it has no status line).
+    func parserExpectsHTTP09Response(_ parser: HTTPMessageParser) -> Bool
+}
+
+extension MessageParserDelegate {
+    func parserExpectsHTTP09Response(_ parser: HTTPMessageParser) -> Bool { false }
 }
 
 private let cr: UInt8 = 0x0d, lf: UInt8 = 0x0a
+
+private func isHexDigit(_ byte: UInt8) -> Bool {
+    (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+}
 
 /// Parses one direction of a connection as a stream of HTTP/1.x messages, incrementally: any split of the
 /// bytes into calls gives the same result. Bytes are lent for the call only; what must outlive it is copied
@@ -85,6 +104,9 @@ final class HTTPMessageParser {
         case untilClose
         /// Waiting for the other side to accept or refuse an upgrade; bytes are held.
         case holding
+        /// The server refused a CONNECT: deciding from the client's next line whether it goes on with HTTP or
+        /// sends what it meant to tunnel (a TLS ClientHello, say).
+        case afterRefusedTunnel
         /// Looking for the next start line after a gap or a parse error.
         case resync
         /// Not parsed any more.
@@ -100,7 +122,7 @@ final class HTTPMessageParser {
     private var scanFrom = 0
     private(set) var message: MessageInProgress?
     /// Warnings waiting for the next message of this direction (a gap between messages).
-    var pendingWarnings: [String] = []
+    var pendingWarnings: [String] = [] { didSet { pendingWarnings.keepWithin(limits.maxWarningsPerMessage) } }
     private(set) var messagesParsed = 0
     /// During resync: whether the next byte starts a line; and how many bytes were scanned.
     private var atLineStart = true
@@ -117,12 +139,23 @@ final class HTTPMessageParser {
 
     // MARK: Input
 
+    /// Once set, bytes and gaps after the parser has stopped (an accepted upgrade or tunnel) go here instead of
+    /// being dropped: to the takeover decoder (HTTP/2, WebSocket) or the tunnel handler. That includes the rest of
+    /// the call that made the direction opaque and bytes held while the upgrade's answer was awaited.
+    var opaqueBytes: ((UnsafeRawBufferPointer, Timestamp) -> Void)?
+    var opaqueGap: ((Int, Timestamp) -> Void)?
+    /// Called once, before the first `opaqueBytes`, when the bytes after a refused CONNECT are not HTTP.
+    var refusedTunnelBytesFollow: ((Timestamp) -> Void)?
+
     func consume(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
         var rest = bytes[...]
         while !rest.isEmpty {
+            if case .opaque = phase {
+                opaqueBytes?(UnsafeRawBufferPointer(rebasing: rest), time)
+                return
+            }
             let used = step(UnsafeRawBufferPointer(rebasing: rest), at: time)
             rest = rest.dropFirst(used)
-            if case .opaque = phase { return }
         }
     }
 
@@ -131,6 +164,7 @@ final class HTTPMessageParser {
     private func step(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
         switch phase {
         case .opaque:
+            opaqueBytes?(bytes, time)
             return bytes.count
         case .holding:
             if held.count + bytes.count > limits.maxHeadBytes {
@@ -152,6 +186,12 @@ final class HTTPMessageParser {
             phase = .head
             // Re-run the saved bytes as HTTP. They include this call's bytes, so consume all of them here.
             saved.withUnsafeBytes { consume($0, at: time) }
+            return bytes.count
+        case .afterRefusedTunnel:
+            buffer.append(contentsOf: bytes)
+            guard let isHTTP = Self.looksLikeRequestAfterRefusedTunnel(buffer[...], final: buffer.count > limits.maxHeadBytes)
+            else { return bytes.count }
+            decideAfterRefusedTunnel(isHTTP: isHTTP, at: time)
             return bytes.count
         case .head:
             return consumeHead(bytes, at: time)
@@ -184,7 +224,7 @@ final class HTTPMessageParser {
     private func appendBody(_ bytes: UnsafeRawBufferPointer, count: Int, at time: Timestamp) {
         guard let message, count > 0 else { return }
         message.body.append(UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
-        message.end = time
+        message.extendEnd(to: time)
     }
 
     private func consumeHead(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
@@ -195,6 +235,11 @@ final class HTTPMessageParser {
             if used == bytes.count { return used }
             headStart = time
             startLineChecked = false
+            if role == .response, let delegate, delegate.parserExpectsHTTP09Response(self),
+               !Self.couldStartStatusLine(UnsafeRawBufferPointer(rebasing: bytes[used...])) {
+                startHTTP09Response(at: time)
+                return used
+            }
         }
         let room = limits.maxHeadBytes + 1 - buffer.count
         let piece = bytes[used..<min(bytes.count, used + room)]
@@ -209,11 +254,25 @@ final class HTTPMessageParser {
                 // Check the start line as soon as it is whole, so a stream joined mid-message resyncs on the
                 // next line instead of swallowing it into a bogus head.
                 startLineChecked = true
-                if !HTTPHeadParser.looksLikeStartLine(buffer[0..<index], role: role) {
+                let lenient = LenientStartLine.read(buffer[0..<index], role: role)
+                if lenient?.isHTTP09 == true {
+                    // HTTP/0.9: the request line is the whole head.
+                    let fromThisCall = index + 1 - before
+                    parseHead(size: index + 1, at: time)
+                    return used + fromThisCall
+                }
+                if lenient == nil, role == .response, let delegate, delegate.parserExpectsHTTP09Response(self) {
+                    // The answer to an HTTP/0.9 request: no status line, the body runs to the close.
+                    let fromThisCall = index + 1 - before
+                    startHTTP09Response(at: time)
+                    return used + fromThisCall
+                }
+                if lenient == nil {
                     let problem = "not an HTTP/1.x \(role.name) start line: \"\(HTTPHeadParser.preview(buffer[0..<index]))\""
                     let fromThisCall = index + 1 - before
                     delegate?.parser(self, problem: problem, at: time)
                     startResync(atLineStart: true)
+                    resyncScanned += index + 1
                     return used + fromThisCall
                 }
             }
@@ -228,15 +287,45 @@ final class HTTPMessageParser {
         scanFrom = buffer.count
         if buffer.count > limits.maxHeadBytes {
             let warning = "\(role.name) head longer than the \(limits.maxHeadBytes)-byte limit; skipped"
+            let skipped = buffer.count
             buffer.removeAll()
             scanFrom = 0
             pendingWarnings.append(warning)
             startResync(atLineStart: false)
+            resyncScanned += skipped
         }
         return used + piece.count
     }
 
     private var headStart = Timestamp(seconds: 0, nanoseconds: 0)
+
+    /// Whether `bytes` could be the start of `HTTP/` (in any case).
+    private static func couldStartStatusLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let prefix: [UInt8] = Array("http/".utf8)
+        for (index, byte) in bytes.prefix(5).enumerated() where byte | (index < 4 ? 0x20 : 0) != prefix[index] {
+            return false
+        }
+        return true
+    }
+
+    /// Starts a response without a status line (HTTP/0.9): the bytes buffered so far are its first body bytes.
+    private func startHTTP09Response(at time: Timestamp) {
+        let saved = buffer
+        buffer.removeAll()
+        scanFrom = 0
+        let head = ParsedHead(startLine: .response(version: "HTTP/0.9", status: 200, reason: ""),
+                              headers: HTTPHeaders([]),
+                              anomalies: ["HTTP/0.9 response (no status line); body runs to the connection's close"])
+        guard let delegate, let (message, _) = delegate.parser(self, didParse: head, headSize: 0, at: headStart) else {
+            phase = .opaque
+            return
+        }
+        self.message = message
+        messagesParsed += 1
+        resyncScanned = 0
+        phase = .untilClose
+        saved.withUnsafeBytes { appendBody($0, count: $0.count, at: time) }
+    }
     private var startLineChecked = false
 
     private func parseHead(size: Int, at time: Timestamp) {
@@ -248,13 +337,15 @@ final class HTTPMessageParser {
         } catch {
             delegate?.parser(self, problem: "\(error.description)", at: time)
             startResync(atLineStart: true)
+            resyncScanned += size  // bad heads count against the resync budget too, so a flood of them ends
             return
         }
+        resyncScanned = 0  // a message was found: the next resync starts with a full budget
         guard let delegate, let (message, framing) = delegate.parser(self, didParse: parsed, headSize: size, at: headStart) else {
             phase = .opaque
             return
         }
-        message.end = time
+        message.extendEnd(to: time)
         self.message = message
         messagesParsed += 1
         switch framing {
@@ -281,14 +372,22 @@ final class HTTPMessageParser {
         if case .chunkSize = phase {
             // chunk-size [; extensions]
             let digits = line.prefix { $0 != UInt8(ascii: ";") }.filter { $0 != 0x20 && $0 != 0x09 }
-            guard !digits.isEmpty, digits.count <= 15, let size = Int(String(decoding: digits, as: UTF8.self), radix: 16) else {
+            // Hex digits only: Int(_:radix:) would also take a sign ("-1", "+5").
+            // Leading zeros are allowed (1*HEXDIG) and do not count towards the 15 digits an Int holds.
+            let significant = digits.drop { $0 == 0x30 }
+            guard !digits.isEmpty, significant.count <= 15, digits.allSatisfy(isHexDigit),
+                  let size = Int(significant.isEmpty ? "0" : String(decoding: significant, as: UTF8.self), radix: 16)
+            else {
                 let shown = HTTPHeadParser.preview(line)
+                let what = digits.first == UInt8(ascii: "-") ? "negative chunk size"
+                    : !digits.isEmpty && digits.allSatisfy(isHexDigit) ? "chunk size that overflows"
+                    : "invalid chunk size line"
                 buffer.removeAll()
-                abandonMessage("chunked body: invalid chunk size line \"\(shown)\"", at: time)
+                abandonMessage("chunked body: \(what) \"\(shown)\"", at: time)
                 return used
             }
             buffer.removeAll()
-            message?.end = time
+            message?.extendEnd(to: time)
             phase = size == 0 ? .trailers : .chunkData(remaining: size)
             return used
         }
@@ -316,7 +415,7 @@ final class HTTPMessageParser {
 
     private func finishMessage(at time: Timestamp) {
         guard let message else { phase = .head; return }
-        message.end = time
+        message.extendEnd(to: time)
         message.finished = true
         self.message = nil
         let after = delegate?.parser(self, didFinish: message, at: time) ?? .next
@@ -343,10 +442,11 @@ final class HTTPMessageParser {
         startResync(atLineStart: false)
     }
 
+    /// Starts looking for the next message. The scan budget (`maxResyncScanBytes`) is not reset here but only
+    /// when a message is parsed, so a stream of bad heads, each starting its own resync, still runs out of it.
     private func startResync(atLineStart: Bool) {
         phase = .resync
         self.atLineStart = atLineStart
-        resyncScanned = 0
         buffer.removeAll()
     }
 
@@ -397,8 +497,13 @@ final class HTTPMessageParser {
     /// `length` bytes of this direction were never seen.
     func gap(length: Int, at time: Timestamp) {
         let what = "gap of \(length) bytes"
+        if case .afterRefusedTunnel = phase {
+            // Bytes before the gap decide; with none, what follows the gap is looked for as HTTP.
+            if buffer.isEmpty { phase = .head } else { decideAfterRefusedTunnel(isHTTP: Self.looksLikeRequestAfterRefusedTunnel(buffer[...], final: true) ?? true, at: time) }
+        }
         switch phase {
         case .opaque:
+            opaqueGap?(length, time)
             return
         case .holding:
             heldGap = true
@@ -420,10 +525,11 @@ final class HTTPMessageParser {
             abandonMessage("\(what) in \(role.name) body; rest of the message lost", at: time)
             // The gap ran past the message's end: the next message may start right after it.
             if case .resync = phase { atLineStart = true }
-        case .head, .sniff:
+        case .head, .sniff, .afterRefusedTunnel:
             if buffer.isEmpty {
                 pendingWarnings.append("\(what) before this \(role.name); earlier messages may be missing")
-            } else {
+            } else if !salvageCutHead(because: "\(what) inside the \(role.name) head; the rest of it was not captured",
+                                      at: time) {
                 pendingWarnings.append("\(what) inside a \(role.name) head; that message was lost")
             }
             startResync(atLineStart: true)
@@ -435,6 +541,9 @@ final class HTTPMessageParser {
 
     /// The direction ended. A body delimited by the close is complete after a FIN; any other message is cut.
     func end(reason: StreamEndReasonText, at time: Timestamp) {
+        if case .afterRefusedTunnel = phase {
+            if buffer.isEmpty { phase = .head } else { decideAfterRefusedTunnel(isHTTP: Self.looksLikeRequestAfterRefusedTunnel(buffer[...], final: true) ?? true, at: time) }
+        }
         switch phase {
         case .untilClose:
             if !reason.isOrderly, let message {
@@ -451,16 +560,37 @@ final class HTTPMessageParser {
             message?.complete = false
             finishMessage(at: time)
         case .head:
-            if !buffer.isEmpty {
-                delegate?.parser(self, problem: "\(role.name) head cut short (\(buffer.count) bytes) when the connection \(reason.text)", at: time)
+            let problem = "\(role.name) head cut short (\(buffer.count) bytes) when the connection \(reason.text)"
+            if !buffer.isEmpty && !salvageCutHead(because: problem, at: time) {
+                delegate?.parser(self, problem: problem, at: time)
             }
         case .holding:
             if !held.isEmpty || heldGap { releaseHeld(at: time) }
-        case .sniff, .resync, .opaque:
+        case .sniff, .resync, .opaque, .afterRefusedTunnel:
             break
         }
         buffer.removeAll()
         phase = .opaque
+    }
+
+    /// A head that will never be completed (a gap, the capture's end): when its start line is whole, report the
+    /// message as incomplete with the fields seen so far, instead of losing it. Returns false when there was not
+    /// enough to show.
+    private func salvageCutHead(because why: String, at time: Timestamp) -> Bool {
+        guard let lastLF = buffer.lastIndex(of: lf), let delegate else { return false }
+        var head = Array(buffer[...lastLF])
+        head += [cr, lf]
+        guard let parsed = try? HTTPHeadParser.parse(head[...], role: role),
+              let (message, _) = delegate.parser(self, didParse: parsed, headSize: buffer.count, at: headStart)
+        else { return false }
+        buffer.removeAll()
+        scanFrom = 0
+        message.warnings.append(why)
+        message.complete = false
+        self.message = message
+        messagesParsed += 1
+        finishMessage(at: time)
+        return true
     }
 
     /// The other side refused an upgrade: parse the held bytes as HTTP after all.
@@ -478,9 +608,64 @@ final class HTTPMessageParser {
         bytes.withUnsafeBytes { consume($0, at: time) }
     }
 
-    /// The other side accepted an upgrade or tunnel: drop what was held and stop parsing.
-    func becomeOpaque() {
+    /// The server refused a CONNECT. A client may go on with HTTP on the same connection (a new CONNECT with
+    /// credentials after a 407) or may already have sent, or still send, what it meant to tunnel. The held bytes
+    /// and those that follow are read as HTTP when their first line is a request line; otherwise they go to
+    /// `opaqueBytes`, after one call to `refusedTunnelBytesFollow`, and are never parsed as a message.
+    func releaseHeldAfterRefusedTunnel(at time: Timestamp) {
+        guard case .holding = phase else { return }
+        let bytes = held
         held.removeAll()
+        if heldGap {
+            heldGap = false
+            pendingWarnings.append("bytes lost while waiting for the CONNECT response")
+            startResync(atLineStart: true)
+        } else {
+            phase = .afterRefusedTunnel
+        }
+        bytes.withUnsafeBytes { consume($0, at: time) }
+    }
+
+    private func decideAfterRefusedTunnel(isHTTP: Bool, at time: Timestamp) {
+        let saved = buffer
+        buffer.removeAll()
+        if isHTTP {
+            phase = .head
+        } else {
+            refusedTunnelBytesFollow?(time)
+            refusedTunnelBytesFollow = nil
+            phase = .opaque
+        }
+        saved.withUnsafeBytes { consume($0, at: time) }
+    }
+
+    /// After a refused CONNECT: whether the client's next bytes are HTTP. Nil until the first line is whole;
+    /// false as soon as a byte of it could not be in a request line (TLS, SSH and other binary protocols show
+    /// this in their first byte) or when the whole line is not a request line with a version; at the end (`final`) a printable fragment counts as HTTP, so the usual
+    /// cut-head handling reports it.
+    static func looksLikeRequestAfterRefusedTunnel(_ bytes: ArraySlice<UInt8>, final: Bool) -> Bool? {
+        var start = bytes.startIndex
+        while start < bytes.endIndex && (bytes[start] == cr || bytes[start] == lf) { start += 1 }
+        var index = start
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == lf {
+                // With a version: HTTP/0.9's bare "WORD text" would also take in other protocols' greetings.
+                guard let line = LenientStartLine.read(bytes[start..<index], role: .request) else { return false }
+                return !line.isHTTP09
+            }
+            guard (0x20...0x7e).contains(byte) || byte == 0x09 || byte == cr else { return false }
+            index += 1
+        }
+        return final ? true : nil
+    }
+
+    /// The other side accepted an upgrade or tunnel: stop parsing; what was held goes to `opaqueBytes` if set.
+    func becomeOpaque(at time: Timestamp? = nil) {
+        if let time, !held.isEmpty { held.withUnsafeBytes { opaqueBytes?($0, time) } }
+        if let time, heldGap { opaqueGap?(0, time) }
+        held.removeAll()
+        heldGap = false
         buffer.removeAll()
         phase = .opaque
     }
@@ -490,4 +675,14 @@ final class HTTPMessageParser {
 struct StreamEndReasonText {
     var text: String
     var isOrderly: Bool
+}
+
+extension Array where Element == String {
+    /// Keeps at most `limit` warnings, the last of them saying that more were dropped.
+    mutating func keepWithin(_ limit: Int) {
+        let limit = Swift.max(2, limit)
+        guard count > limit else { return }
+        removeSubrange((limit - 1)...)
+        append("further warnings not shown (HTTPDecoderLimits.maxWarningsPerMessage)")
+    }
 }

@@ -8,31 +8,59 @@ public struct HTTPStreamDecoder: StreamConsumer {
     public let limits: HTTPDecoderLimits
     private var connections: [ConnectionID: HTTPConnection] = [:]
     private let sink: EventSink
+    private let takeover: TakeoverFactory?
+    /// Decoded bytes left for every body of this capture together.
+    public let decodingBudget: DecodedBytesBudget
 
-    public init(limits: HTTPDecoderLimits = HTTPDecoderLimits(), onEvent: @escaping (HTTPEvent) -> Void) {
+    /// `takeover`: the decoder for connections that leave HTTP/1.x (HTTP/2, WebSocket); without it such
+    /// connections get a notice or an `upgrade` mark and their bytes are not decoded.
+    public init(limits: HTTPDecoderLimits = HTTPDecoderLimits(), takeover: TakeoverFactory? = nil,
+                onEvent: @escaping (HTTPEvent) -> Void) {
         self.limits = limits
+        self.takeover = takeover
         sink = EventSink(onEvent)
+        decodingBudget = DecodedBytesBudget(limit: limits.maxDecodedBytesPerCapture)
     }
 
     /// Connections currently tracked.
     public var openConnections: Int { connections.count }
 
     public mutating func connectionOpened(_ id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp) {
-        connections[id] = HTTPConnection(id: id, client: client, server: server, limits: limits, sink: sink)
+        connections[id] = HTTPConnection(id: id, client: client, server: server, limits: limits, sink: sink,
+                                         budget: decodingBudget, takeoverFactory: takeover)
     }
 
     public mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
                                     at time: Timestamp) {
-        connections[id]?.parser(for: direction).consume(bytes, at: time)
+        guard let connection = connections[id] else { return }
+        if let takeover = connection.takeover {
+            takeover.consume(direction, bytes, at: time)
+        } else {
+            connection.parser(for: direction).consume(bytes, at: time)
+        }
     }
 
     public mutating func streamGap(_ id: ConnectionID, _ direction: StreamDirection, length: Int, at time: Timestamp) {
-        connections[id]?.parser(for: direction).gap(length: length, at: time)
+        guard let connection = connections[id] else { return }
+        if let takeover = connection.takeover {
+            takeover.gap(direction, length: length, at: time)
+        } else {
+            connection.parser(for: direction).gap(length: length, at: time)
+        }
     }
 
     public mutating func streamEnded(_ id: ConnectionID, _ direction: StreamDirection, reason: StreamEndReason,
                                      at time: Timestamp) {
-        connections[id]?.parser(for: direction).end(reason: reason.describedForWarnings, at: time)
+        guard let connection = connections[id] else { return }
+        if let takeover = connection.takeover {
+            takeover.end(direction, reason: reason, at: time)
+        } else {
+            connection.parser(for: direction).end(reason: reason.describedForWarnings, at: time)
+        }
+    }
+
+    public mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp) {
+        connections[id]?.negotiated(protocolName, at: time)
     }
 
     public mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp) {
@@ -50,6 +78,12 @@ public struct HTTPStreamDecoder: StreamConsumer {
         let open = connections.values.sorted { $0.id.rawValue < $1.id.rawValue }
         connections.removeAll()
         for connection in open {
+            if let takeover = connection.takeover {
+                takeover.end(.clientToServer, reason: .captureEnded, at: time)
+                takeover.end(.serverToClient, reason: .captureEnded, at: time)
+                takeover.close(at: time)
+                continue
+            }
             connection.requestParser.end(reason: StreamEndReason.captureEnded.describedForWarnings, at: time)
             connection.responseParser.end(reason: StreamEndReason.captureEnded.describedForWarnings, at: time)
             connection.close(at: time)
@@ -94,15 +128,26 @@ final class HTTPConnection: MessageParserDelegate {
     /// The request the response in progress answers (taken when its head arrives).
     private var answering: MessageInProgress?
     private var answeringWithoutRequest = false
+    /// 1xx responses past `maxInterimResponses` for the current request, counted for one warning.
+    private var droppedInterim = 0
     private var upgrade: String?
+    /// Takes the connection's bytes after an accepted upgrade or CONNECT (see `UpgradedStreams`).
+    private var upgraded: UpgradedStreamHandler?
     private var noticed = false
+    private let budget: DecodedBytesBudget?
+    private let takeoverFactory: TakeoverFactory?
+    /// The decoder that owns the connection's bytes once it left HTTP/1.x.
+    private(set) var takeover: ConnectionTakeover?
 
-    init(id: ConnectionID, client: Endpoint, server: Endpoint, limits: HTTPDecoderLimits, sink: EventSink) {
+    init(id: ConnectionID, client: Endpoint, server: Endpoint, limits: HTTPDecoderLimits, sink: EventSink,
+         budget: DecodedBytesBudget? = nil, takeoverFactory: TakeoverFactory? = nil) {
+        self.budget = budget
         self.id = id
         self.client = client
         self.server = server
         self.limits = limits
         self.sink = sink
+        self.takeoverFactory = takeoverFactory
         requestParser = HTTPMessageParser(role: .request, limits: limits, sniffFirst: true)
         responseParser = HTTPMessageParser(role: .response, limits: limits, sniffFirst: false)
         requestParser.delegate = self
@@ -117,7 +162,7 @@ final class HTTPConnection: MessageParserDelegate {
 
     func parser(_ parser: HTTPMessageParser, sniffFirstBytes bytes: ArraySlice<UInt8>, at time: Timestamp) -> Bool? {
         guard let isTLS = TLSClientHello.looksLikeTLS(bytes) else { return nil }
-        guard isTLS else { return false }
+        guard isTLS else { return sniffUnrecognizedStart(bytes, at: time) }
         switch TLSClientHello.parse(Array(bytes)) {
         case .needMore:
             return nil
@@ -130,13 +175,30 @@ final class HTTPConnection: MessageParserDelegate {
         }
     }
 
+    /// First client bytes that are not TLS and cannot start an HTTP/1.x request line (which begins with a
+    /// method's letters): a connection picked up mid-way may be HTTP/2, so the takeover decoder may claim it.
+    private func sniffUnrecognizedStart(_ bytes: ArraySlice<UInt8>, at time: Timestamp) -> Bool? {
+        guard takeoverFactory != nil, let first = bytes.first, !(0x41...0x5a).contains(first) else { return false }
+        guard bytes.count >= 9 else { return nil }
+        guard startTakeover(.unrecognizedStart(Array(bytes), at: time)) != nil else { return false }
+        responseParser.becomeOpaque()
+        return true
+    }
+
     func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int,
                 at time: Timestamp) -> (MessageInProgress, BodyFraming)? {
         let warnings = parser.pendingWarnings
         parser.pendingWarnings = []
-        let message = MessageInProgress(head: head, headSize: headSize, start: time, warnings: warnings, limits: limits)
+        // A response never starts before the request it answers, whatever the capture's clock did.
+        var start = time
+        if case .response = head.startLine, let request = answering ?? waiting.first, request.start > start {
+            start = request.start
+        }
+        let message = MessageInProgress(head: head, headSize: headSize, start: start, warnings: warnings + head.anomalies,
+                                        limits: limits, budget: budget)
         let headers = head.headers
-        let chunked = headers.tokens("Transfer-Encoding").last == "chunked"
+        let transferCodings = headers.tokens("Transfer-Encoding")
+        let chunked = transferCodings.last == "chunked"
         let lengthFields = headers.values("Content-Length")
         let lengthValues: [String]
         if lengthFields.count == 1, let only = lengthFields.first, !only.isEmpty,
@@ -146,18 +208,26 @@ final class HTTPConnection: MessageParserDelegate {
             lengthValues = lengthFields.flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIIWhitespace() }
         }
         let declaredLength: Int? = {
-            guard let first = lengthValues.first, lengthValues.allSatisfy({ $0 == first }) else { return nil }
-            return Int(first).flatMap { $0 >= 0 ? $0 : nil }
+            guard let first = lengthValues.first, lengthValues.allSatisfy({ $0 == first }),
+                  !first.isEmpty, first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return Int(first)  // nil when it overflows
         }()
+        message.warnings += Self.lengthAnomalies(lengthValues, declared: declaredLength)
+        if !transferCodings.isEmpty && !lengthValues.isEmpty {
+            message.warnings.append("both Transfer-Encoding and Content-Length: a request smuggling vector (RFC 9112 "
+                                    + "section 6.1); Content-Length ignored")
+        } else if !transferCodings.isEmpty && !chunked, case .request = head.startLine {
+            message.warnings.append("Transfer-Encoding \"\(transferCodings.joined(separator: ", "))\" does not end "
+                                    + "with chunked: body length unknown (RFC 9112 section 6.3)")
+        }
         if !chunked && !lengthValues.isEmpty && declaredLength == nil {
-            message.warnings.append("invalid Content-Length \"\(lengthValues.joined(separator: ", "))\"")
             message.complete = false
         }
 
         switch head.startLine {
         case .request(let method, _, let version):
             if method == "PRI" && version == "HTTP/2.0" && waiting.isEmpty && parser.messagesParsed == 0 {
-                notice(.http2Preface, at: time)
+                if startTakeover(.http2Preface) == nil { notice(.http2Preface, at: time) }
                 responseParser.becomeOpaque()
                 return nil
             }
@@ -188,6 +258,33 @@ final class HTTPConnection: MessageParserDelegate {
         }
     }
 
+    /// Content-Length oddities, each named: several fields, leading zeros, signs, overflow, conflicts.
+    static func lengthAnomalies(_ values: [String], declared: Int?) -> [String] {
+        guard !values.isEmpty else { return [] }
+        var notes: [String] = []
+        let shown = values.joined(separator: ", ")
+        if values.count > 1 && declared != nil { notes.append("duplicate Content-Length (\(shown))") }
+        if declared == nil {
+            if Set(values).count > 1 {
+                notes.append("conflicting Content-Length values (\(shown))")
+            } else if let only = values.first, only.hasPrefix("-") {
+                notes.append("negative Content-Length \"\(only)\"")
+            } else if let only = values.first, !only.isEmpty, only.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                notes.append("Content-Length \"\(only)\" too large")
+            } else {
+                notes.append("invalid Content-Length \"\(shown)\"")
+            }
+        } else if let only = values.first, only.count > 1, only.hasPrefix("0") {
+            notes.append("Content-Length with leading zeros \"\(only)\"")
+        }
+        return notes
+    }
+
+    func parserExpectsHTTP09Response(_ parser: HTTPMessageParser) -> Bool {
+        guard let request = answering ?? waiting.first else { return false }
+        return request.head.isHTTP09
+    }
+
     func parser(_ parser: HTTPMessageParser, didFinish message: MessageInProgress, at time: Timestamp) -> AfterMessage {
         if !parser.trailers.isEmpty { trailers[ObjectIdentifier(message)] = parser.trailers }
         switch message.head.startLine {
@@ -203,22 +300,45 @@ final class HTTPConnection: MessageParserDelegate {
 
         case .response(_, let status, let reason):
             if (100...199).contains(status) && status != 101 {
-                interim.append(HTTPInterimResponse(status: status, reason: reason, headers: message.head.headers,
-                                                   time: message.start))
+                if interim.count < limits.maxInterimResponses {
+                    interim.append(HTTPInterimResponse(status: status, reason: reason, headers: message.head.headers,
+                                                       time: message.start))
+                } else {
+                    droppedInterim += 1
+                }
                 return .next
             }
             let request = answering
             answering = nil
             let method = request?.method
             if status == 101 || (method == "CONNECT" && (200...299).contains(status)) {
-                upgrade = status == 101 ? (message.head.headers["Upgrade"]?.lowercased() ?? "unknown") : "tunnel"
-                emit(request: request, response: message)
-                requestParser.becomeOpaque()
+                let kind = status == 101 ? (message.head.headers["Upgrade"]?.lowercased() ?? "unknown") : "tunnel"
+                upgrade = kind
+                var exchange = makeExchange(request: request, response: message)
+                if status == 101, let takeover = startTakeover(.upgrade(exchange)) {
+                    exchange.upgradeDecoded = true
+                    if !takeover.reportsUpgradeExchange { sink.emit(.exchange(exchange)) }
+                } else {
+                    // CONNECT, or an upgrade no decoder claims: a tunnel, its bytes counted each way.
+                    sink.emit(.exchange(exchange))
+                    startUpgradedStream(kind)
+                }
+                requestParser.becomeOpaque(at: time)
                 return .opaque
             }
             emit(request: request, response: message)
-            // A refused upgrade: the client's held bytes are HTTP after all.
-            if case .holding = requestParser.phase { requestParser.releaseHeld(at: time) }
+            if case .holding = requestParser.phase {
+                if method == "CONNECT" {
+                    // A refused tunnel: what the client sends next is HTTP, or the bytes it meant to tunnel.
+                    requestParser.refusedTunnelBytesFollow = { [weak self] _ in
+                        self?.startUpgradedStream("tunnel", refused: (status, reason))
+                    }
+                    requestParser.releaseHeldAfterRefusedTunnel(at: time)
+                } else {
+                    // A refused upgrade: the client's held bytes are HTTP after all.
+                    requestParser.releaseHeld(at: time)
+                }
+            }
             return .next
         }
     }
@@ -229,9 +349,31 @@ final class HTTPConnection: MessageParserDelegate {
         parser.pendingWarnings.append(problem)
     }
 
+    /// From now on the connection's bytes go to a handler for the upgraded protocol (a tunnel by default).
+    /// `refused`: the status that refused a CONNECT, when these are the client's bytes after it (client side only).
+    private func startUpgradedStream(_ kind: String, refused: (status: Int, reason: String)? = nil) {
+        let context = UpgradedStreamContext(
+            id: id, client: client, server: server, upgrade: kind, refused: refused, limits: limits, sink: sink,
+            notice: { [weak self] kind, time in self?.notice(kind, at: time) })
+        let handler = UpgradedStreams.make(context)
+        upgraded = handler
+        requestParser.opaqueBytes = { [weak handler] bytes, time in handler?.received(bytes, from: .clientToServer, at: time) }
+        responseParser.opaqueBytes = { [weak handler] bytes, time in handler?.received(bytes, from: .serverToClient, at: time) }
+        requestParser.opaqueGap = { [weak handler] length, time in handler?.gap(length: length, from: .clientToServer, at: time) }
+        responseParser.opaqueGap = { [weak handler] length, time in handler?.gap(length: length, from: .serverToClient, at: time) }
+    }
+
     // MARK: Emitting
 
     func close(at time: Timestamp) {
+        if let takeover {
+            takeover.close(at: time)
+            return
+        }
+        if let upgraded {
+            self.upgraded = nil
+            upgraded.closed(at: time)
+        }
         // Trouble noticed in the response stream belongs to the first request left unanswered.
         if let first = answering ?? waiting.first {
             first.warnings += responseParser.pendingWarnings
@@ -249,13 +391,48 @@ final class HTTPConnection: MessageParserDelegate {
         waiting.removeAll()
     }
 
+    /// At most `maxWarningsPerMessage` warnings per message side, plus one that counts the rest.
+    private func capped(_ warnings: [String]) -> [String] {
+        let limit = max(1, limits.maxWarningsPerMessage) * 2
+        guard warnings.count > limit else { return warnings }
+        return Array(warnings.prefix(limit - 1))
+            + ["\(warnings.count - limit + 1) more warnings not shown (HTTPDecoderLimits.maxWarningsPerMessage)"]
+    }
+
     private func notice(_ kind: ConnectionNotice.Kind, at time: Timestamp) {
         guard !noticed else { return }
         noticed = true
         sink.emit(.notice(ConnectionNotice(connection: id, client: client, server: server, kind: kind, time: time)))
     }
 
+    /// Hands the connection to the takeover decoder, if one is plugged in and wants it; from then on every byte
+    /// (including the rest of the segment that triggered it and bytes held for an upgrade) goes to it.
+    private func startTakeover(_ trigger: TakeoverTrigger) -> ConnectionTakeover? {
+        guard takeover == nil, let takeoverFactory else { return nil }
+        let context = TakeoverContext(connection: id, client: client, server: server, limits: limits, budget: budget,
+                                      emit: sink.emit)
+        guard let decoder = takeoverFactory(context, trigger) else { return nil }
+        takeover = decoder
+        requestParser.opaqueBytes = { [unowned decoder] bytes, time in decoder.consume(.clientToServer, bytes, at: time) }
+        responseParser.opaqueBytes = { [unowned decoder] bytes, time in decoder.consume(.serverToClient, bytes, at: time) }
+        requestParser.opaqueGap = { [unowned decoder] length, time in decoder.gap(.clientToServer, length: length, at: time) }
+        responseParser.opaqueGap = { [unowned decoder] length, time in decoder.gap(.serverToClient, length: length, at: time) }
+        return decoder
+    }
+
+    /// TLS ALPN (told by the layer that decrypts) chose the protocol before any stream bytes.
+    func negotiated(_ protocolName: String, at time: Timestamp) {
+        guard takeover == nil, requestParser.messagesParsed == 0, responseParser.messagesParsed == 0,
+              startTakeover(.negotiated(protocolName)) != nil else { return }
+        requestParser.becomeOpaque()
+        responseParser.becomeOpaque()
+    }
+
     private func emit(request: MessageInProgress?, response: MessageInProgress?) {
+        sink.emit(.exchange(makeExchange(request: request, response: response)))
+    }
+
+    private func makeExchange(request: MessageInProgress?, response: MessageInProgress?) -> HTTPExchange {
         var warnings: [String] = []
         var complete = request != nil && response != nil
         var httpRequest: HTTPRequest?
@@ -279,13 +456,19 @@ final class HTTPConnection: MessageParserDelegate {
             complete = complete && response.complete
             var headers = response.head.headers
             if !trailers.isEmpty { headers.fields += trailers.removeValue(forKey: ObjectIdentifier(response)) ?? [] }
+            if droppedInterim > 0 {
+                warnings.append("\(interim.count + droppedInterim) interim (1xx) responses; only the first "
+                                + "\(limits.maxInterimResponses) kept (HTTPDecoderLimits.maxInterimResponses)")
+            }
             httpResponse = HTTPResponse(status: status, reason: reason, version: version, headers: headers, body: body,
                                         headSize: response.headSize, interim: interim, start: response.start,
                                         end: response.end)
             interim = []
+            droppedInterim = 0
         }
-        sink.emit(.exchange(HTTPExchange(connection: id, client: client, server: server, request: httpRequest,
-                                         response: httpResponse, complete: complete, warnings: warnings,
-                                         upgrade: httpResponse == nil ? nil : upgrade)))
+        warnings = capped(warnings)
+        return HTTPExchange(connection: id, client: client, server: server, request: httpRequest,
+                            response: httpResponse, complete: complete, warnings: warnings,
+                            upgrade: httpResponse == nil ? nil : upgrade)
     }
 }

@@ -1,39 +1,27 @@
 internal import CCompression
 
-/// Streaming SHA-256 of decoded bodies through OpenSSL's libcrypto (EVP), which uses the CPU's SHA extensions:
-/// hashing every body is the largest cost of `--http`, so this matters. Bodies are hashed as they arrive, so
-/// memory stays constant however large the body. `PortableSHA256` is the pure-Swift reference it is tested against.
+/// Streaming SHA-256 of decoded bodies through OpenSSL's libcrypto, which uses the CPU's SHA extensions: hashing
+/// every body is one of the largest costs of `--http`, so this matters. Bodies are hashed as they arrive, so memory
+/// stays constant however large the body. The context is libcrypto's plain `SHA256_CTX`, held inside this object:
+/// the EVP interface ran the same code but allocated a context and a provider context for every body (about 19
+/// allocations per exchange). `PortableSHA256` is the pure-Swift reference it is tested against.
 public final class SHA256 {
-    private let context: OpaquePointer
-
-    /// Fetched once: OpenSSL 3 would otherwise look the algorithm up again for every body.
-    private nonisolated(unsafe) static let algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+    private var context = SHA256_CTX()
 
     public init() {
-        guard let context = EVP_MD_CTX_new() else { fatalError("libcrypto: out of memory creating a digest context") }
-        self.context = context
-        if let algorithm = Self.algorithm {
-            EVP_DigestInit_ex2(context, algorithm, nil)
-        } else {
-            EVP_DigestInit_ex(context, EVP_sha256(), nil)
-        }
+        tapkit_sha256_init(&context)
     }
-
-    deinit { EVP_MD_CTX_free(context) }
 
     public func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        EVP_DigestUpdate(context, base, bytes.count)
+        tapkit_sha256_update(&context, base, bytes.count)
     }
 
     /// The 32-byte digest. The hasher is not consumed.
     public func finalize() -> [UInt8] {
-        guard let copy = EVP_MD_CTX_new() else { fatalError("libcrypto: out of memory creating a digest context") }
-        defer { EVP_MD_CTX_free(copy) }
-        EVP_MD_CTX_copy_ex(copy, context)
+        var copy = context
         var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        digest.withUnsafeMutableBufferPointer { _ = EVP_DigestFinal_ex(copy, $0.baseAddress, &length) }
+        digest.withUnsafeMutableBufferPointer { tapkit_sha256_final(&copy, $0.baseAddress) }
         return digest
     }
 
@@ -44,9 +32,8 @@ public final class SHA256 {
     /// updated or asked again afterwards. For the one digest a body gets when it ends.
     func finishHexDigest() -> String {
         var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        var length: UInt32 = 0
         return withUnsafeMutableBytes(of: &digest) { digest in
-            _ = EVP_DigestFinal_ex(context, digest.baseAddress?.assumingMemoryBound(to: UInt8.self), &length)
+            tapkit_sha256_final(&context, digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
             return hex(UnsafeRawBufferPointer(digest))
         }
     }

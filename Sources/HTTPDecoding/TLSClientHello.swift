@@ -1,10 +1,10 @@
 /// Reads the server name (SNI, RFC 6066) and offered application protocols (ALPN, RFC 7301) from the first TLS
 /// record of a connection. Nothing else of TLS is decoded.
-struct TLSClientHello: Sendable, Hashable {
-    var serverName: String?
-    var alpn: [String]
+package struct TLSClientHello: Sendable, Hashable {
+    package var serverName: String?
+    package var alpn: [String]
 
-    enum Outcome {
+    package enum Outcome {
         /// More bytes are needed: the record is not complete yet.
         case needMore
         /// Not a TLS handshake record.
@@ -20,7 +20,7 @@ struct TLSClientHello: Sendable, Hashable {
         return bytes[bytes.startIndex + 1] == 0x03
     }
 
-    static func parse(_ bytes: [UInt8]) -> Outcome {
+    package static func parse(_ bytes: [UInt8]) -> Outcome {
         guard bytes.count >= 5 else { return .needMore }
         guard bytes[0] == 0x16, bytes[1] == 0x03 else { return .notTLS }
         let recordLength = Int(bytes[3]) << 8 | Int(bytes[4])

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SystemSupport
 
 /// Options for `apply`.
 public struct ApplyOptions: Sendable {
@@ -9,11 +10,15 @@ public struct ApplyOptions: Sendable {
     public var confirmed: Bool = false
     /// Turn the profile off after this long (the caller arranges the watchdog).
     public var duration: TimeInterval?
+    /// Which traffic to condition. nil: all IP on a first apply, and whatever is active on a switch.
+    public var selection: TrafficSelection?
 
-    public init(force: Bool = false, confirmed: Bool = false, duration: TimeInterval? = nil) {
+    public init(force: Bool = false, confirmed: Bool = false, duration: TimeInterval? = nil,
+                selection: TrafficSelection? = nil) {
         self.force = force
         self.confirmed = confirmed
         self.duration = duration
+        self.selection = selection
     }
 }
 
@@ -24,6 +29,8 @@ public struct ApplyOutcome: Sendable {
     public var state: ConditionState
     /// The commands that changed something, in order.
     public var commands: [[String]]
+    /// When the last command was done, before the record was written: the moment the new profile was in force.
+    public var changedAt: Date? = nil
 }
 
 /// What `status` reports for one interface.
@@ -35,6 +42,10 @@ public struct InterfaceStatus: Sendable, Codable {
     public var expiresAt: Date?
     public var secondsLeft: Double?
     public var replacedRoot: String?
+    /// The targets in words, when only some IP traffic is conditioned.
+    public var conditions: String?
+    /// Far ends never conditioned, with why ("192.0.2.7:52100 (the SSH session condition was started from)").
+    public var excluded: [String]?
     public var uplink: DirectionCounters?
     public var downlink: DirectionCounters?
     public var problem: String?
@@ -47,15 +58,19 @@ public struct Conditioner: Sendable {
     public let kernel: any KernelSupport
     /// Whether the interfaces are in the machine's initial network namespace (where SSH arrives).
     public let inInitialNamespace: Bool
+    /// Whether consecutive tc commands of a plan run as one `tc -batch` (`TCBatch`), so a switch lands in one
+    /// process start; off, every command is its own process (what the recorded-plan tests look at).
+    public let batchesTC: Bool
     let logger: Logger
 
     public init(runner: any CommandRunner = ProcessRunner(), store: StateStore = StateStore(),
-                kernel: (any KernelSupport)? = nil, inInitialNamespace: Bool = NetworkNamespace.isInitialNamespace(),
+                kernel: (any KernelSupport)? = nil, inInitialNamespace: Bool? = nil, batchesTC: Bool = false,
                 logger: Logger = Logger(label: "tapkit.condition")) {
         self.runner = runner
         self.store = store
+        self.batchesTC = batchesTC
         self.kernel = kernel ?? LiveKernelSupport(runner: runner)
-        self.inInitialNamespace = inInitialNamespace
+        self.inInitialNamespace = inInitialNamespace ?? NetworkNamespace.isInitialNamespace(runner: runner)
         self.logger = logger
     }
 
@@ -98,16 +113,7 @@ public struct Conditioner: Sendable {
     /// Applies `profile` to `interface`, or switches in place when a profile is already active there.
     /// Any failure part-way is rolled back to the state before.
     public func apply(_ profile: Profile, to interface: InterfaceName, options: ApplyOptions = ApplyOptions()) throws -> ApplyOutcome {
-        if !profile.problems.isEmpty {
-            throw ConditionerError.invalidProfile(profile: profile.name, problems: profile.problems)
-        }
-        guard try interfaceExists(interface) else { throw ConditionerError.noSuchInterface(interface.rawValue) }
-        if needsConfirmation(profile, on: interface) && options.duration == nil && !options.confirmed {
-            throw ConditionerError.needsConfirmation(profile: profile.name, interface: interface.rawValue)
-        }
-        if profile.needsNetem && !kernel.netemAvailable() {
-            throw ConditionerError.netemUnavailable(profile: profile.name, needs: Conditioner.netemNeeds(profile))
-        }
+        try check(profile, for: interface, options: options)
         return try store.withLock(interface) {
             let current = try qdiscs(interface)
             if let state = try store.load(interface) {
@@ -125,11 +131,83 @@ public struct Conditioner: Sendable {
         }
     }
 
+    /// A switch worked out ahead of its time by `prepareSwitch`: the commands `commit` runs and the record it writes.
+    public struct PreparedSwitch: Sendable {
+        public let interface: InterfaceName
+        /// The commands the switch runs, in order.
+        public let plan: [[String]]
+        let old: ConditionState
+        let new: ConditionState
+        /// The record as it was when prepared: `commit` runs nothing if it changed since.
+        let recordBytes: Data?
+        /// With batching, a `tc -batch -` started while preparing, waiting for the plan (nil: run it as usual).
+        public let startedBatch: (any PendingCommand)?
+    }
+
+    /// Does everything a switch to `profile` needs before changing anything (checks, queries, the plan), so a
+    /// schedule can do it ahead of a step's time and only run the change at it. nil when no complete profile is
+    /// active on `interface` (then `apply` it instead).
+    public func prepareSwitch(to profile: Profile, on interface: InterfaceName,
+                              options: ApplyOptions = ApplyOptions()) throws -> PreparedSwitch? {
+        try check(profile, for: interface, options: options)
+        return try store.withLock(interface) {
+            let current = try qdiscs(interface)
+            guard let state = try store.load(interface), state.complete, current.ingress != nil,
+                  try interfaceExists(state.ifb) else { return nil }
+            let (plan, new) = try planSwitch(from: state, to: profile, interface: interface, current: current, options: options)
+            // tc started now is loaded and waiting at the switch's time: only its netlink conversation is left then.
+            let started = batchesTC && TCBatch.isOneBatch(plan) ? try? TCBatch.start(runner: runner) : nil
+            return PreparedSwitch(interface: interface, plan: plan, old: state, new: new,
+                                  recordBytes: store.recordBytes(interface), startedBatch: started ?? nil)
+        }
+    }
+
+    /// Runs a prepared switch: only the change itself (one `tc -batch` when batching) and the record. When the
+    /// interface's record changed since `prepareSwitch` (switched or turned off meanwhile), nothing is run and
+    /// `ConditionerError.unexpectedOutput` says so. A failure part-way restores the old profile, as `apply` does.
+    public func commit(_ prepared: PreparedSwitch) throws -> ApplyOutcome {
+        try store.withLock(prepared.interface) {
+            // The same bytes as when prepared is the same record (token included), without decoding it again.
+            guard let bytes = store.recordBytes(prepared.interface), bytes == prepared.recordBytes else {
+                discard(prepared)
+                throw ConditionerError.unexpectedOutput("the profile on \(prepared.interface) changed between preparing and making a switch; nothing was run")
+            }
+            return try runSwitch(prepared.plan, from: prepared.old, to: prepared.new, interface: prepared.interface,
+                                 started: prepared.startedBatch)
+        }
+    }
+
+    /// Lets a prepared switch go without running it: a tc started for it ends having done nothing.
+    public func discard(_ prepared: PreparedSwitch) {
+        _ = try? prepared.startedBatch?.finish(input: "")
+    }
+
+    /// What makes a profile unfit for `interface` before anything is looked at or changed.
+    private func check(_ profile: Profile, for interface: InterfaceName, options: ApplyOptions) throws {
+        if !profile.problems.isEmpty {
+            throw ConditionerError.invalidProfile(profile: profile.name, problems: profile.problems)
+        }
+        guard try interfaceExists(interface) else { throw ConditionerError.noSuchInterface(interface.rawValue) }
+        if needsConfirmation(profile, on: interface) && options.duration == nil && !options.confirmed {
+            throw ConditionerError.needsConfirmation(profile: profile.name, interface: interface.rawValue)
+        }
+        // A profile with netem already active here proves the kernel has it: a switch skips the probe (a throwaway
+        // namespace and a tc process), which would otherwise delay every step of a schedule.
+        let netemInUse = (try? store.load(interface))?.profile.needsNetem == true
+        if profile.needsNetem && !netemInUse && !kernel.netemAvailable() {
+            throw ConditionerError.netemUnavailable(profile: profile.name, needs: Conditioner.netemNeeds(profile))
+        }
+    }
+
     public static func netemNeeds(_ profile: Profile) -> String {
         var needs: [String] = []
         if profile.downlink.delayMicroseconds > 0 || profile.uplink.delayMicroseconds > 0 { needs.append("delay") }
         if profile.downlink.jitterMicroseconds > 0 || profile.uplink.jitterMicroseconds > 0 { needs.append("jitter") }
         if profile.downlink.lossPercent > 0 || profile.uplink.lossPercent > 0 { needs.append("packet loss") }
+        let both = [profile.downlink, profile.uplink]
+        if both.contains(where: { $0.reorderPercent > 0 }) { needs.append("reordering") }
+        if both.contains(where: { $0.duplicatePercent > 0 }) { needs.append("duplication") }
+        if both.contains(where: { $0.corruptPercent > 0 }) { needs.append("corruption") }
         if profile.dnsDelayMicroseconds > 0 { needs.append("DNS delay") }
         return needs.joined(separator: ", ")
     }
@@ -137,7 +215,9 @@ public struct Conditioner: Sendable {
     private func freshApply(_ profile: Profile, interface: InterfaceName, options: ApplyOptions) throws -> ApplyOutcome {
         let current = try qdiscs(interface)
         var state = ConditionState(interface: interface, profile: profile, expiresAt: options.duration.map { Date().addingTimeInterval($0) })
-        let needsRoot = PlanBuilder.uplinkSpec(profile).needsTree
+        let selection = options.selection ?? .allIP
+        state.selection = selection
+        let needsRoot = PlanBuilder.uplinkSpec(profile, selection: selection).needsTree
         var replaceRoot = false
         if needsRoot, let foreign = current.foreignRoot {
             guard options.force else {
@@ -152,10 +232,10 @@ public struct Conditioner: Sendable {
         }
         // Written before the first change, so a crash part-way still leaves what off needs.
         try store.save(state)
-        let plan = PlanBuilder.applyPlan(profile: profile, interface: interface,
+        let plan = PlanBuilder.applyPlan(profile: profile, interface: interface, selection: selection,
                                          replaceRoot: replaceRoot, replaceIngress: state.replacedIngress)
         do {
-            for command in plan { try runner.check(command) }
+            try execute(plan, interface: interface)
         } catch {
             let problems = rollBack(interface: interface, state: state)
             throw ConditionerError.applyFailed(cause: "\(error)", rollbackProblems: problems)
@@ -163,6 +243,15 @@ public struct Conditioner: Sendable {
         state.complete = true
         try store.save(state)
         return ApplyOutcome(kind: .applied, state: state, commands: plan)
+    }
+
+    /// Runs a plan's changes in order, stopping at the first failure (the caller rolls back).
+    private func execute(_ plan: [[String]], interface: InterfaceName) throws {
+        if batchesTC {
+            try TCBatch.run(plan, runner: runner, file: store.url(interface, suffix: "batch"))
+        } else {
+            for command in plan { try runner.check(command) }
+        }
     }
 
     private func record(_ foreign: QdiscInfo, current: InterfaceQdiscs, interface: InterfaceName) throws -> RecordedQdisc {
@@ -186,12 +275,32 @@ public struct Conditioner: Sendable {
 
     private func switchProfile(from old: ConditionState, to profile: Profile, interface: InterfaceName,
                                current: InterfaceQdiscs, options: ApplyOptions) throws -> ApplyOutcome {
+        let (plan, state) = try planSwitch(from: old, to: profile, interface: interface, current: current, options: options)
+        return try runSwitch(plan, from: old, to: state, interface: interface)
+    }
+
+    /// The commands of a switch and the record after it; nothing is changed.
+    private func planSwitch(from old: ConditionState, to profile: Profile, interface: InterfaceName,
+                            current: InterfaceQdiscs, options: ApplyOptions) throws -> (plan: [[String]], state: ConditionState) {
+        let selection = old.selection ?? .allIP
+        // The filters stay as they are during a switch (so nothing is ever unclassified); other targets
+        // or exclusions would need new filters.
+        if let wanted = options.selection, wanted != selection {
+            throw ConditionerError.selectionChanged(interface: interface.rawValue, active: selection.summary,
+                                                    activeExclusions: selection.exclusions.map(\.description))
+        }
+        if profile.excludeLoopback != old.profile.excludeLoopback {
+            throw ConditionerError.selectionChanged(interface: interface.rawValue,
+                                                    active: "excludeLoopback \(old.profile.excludeLoopback)",
+                                                    activeExclusions: [])
+        }
         var state = old
         state.profile = profile
         state.since = Date()
         state.token = UUID().uuidString
         state.expiresAt = options.duration.map { Date().addingTimeInterval($0) }
-        let oldUplink = PlanBuilder.uplinkSpec(old.profile), newUplink = PlanBuilder.uplinkSpec(profile)
+        let oldUplink = PlanBuilder.uplinkSpec(old.profile, selection: selection)
+        let newUplink = PlanBuilder.uplinkSpec(profile, selection: selection)
         var plan: [[String]] = []
         var restoreAfter: [[String]] = []
         if !oldUplink.needsTree && newUplink.needsTree, let foreign = current.foreignRoot {
@@ -208,18 +317,34 @@ public struct Conditioner: Sendable {
                 state.replacedRoot = nil
             }
         }
-        plan += PlanBuilder.switchEgress(device: interface.ifbName, from: PlanBuilder.downlinkSpec(old.profile),
-                                         to: PlanBuilder.downlinkSpec(profile))
+        plan += PlanBuilder.switchEgress(device: interface.ifbName,
+                                         from: PlanBuilder.downlinkSpec(old.profile, selection: selection),
+                                         to: PlanBuilder.downlinkSpec(profile, selection: selection))
         plan += restoreAfter
+        return (plan, state)
+    }
+
+    /// Runs a switch's commands; on a failure, back to the old profile (taken down and applied afresh).
+    private func runSwitch(_ plan: [[String]], from old: ConditionState, to new: ConditionState,
+                           interface: InterfaceName, started: (any PendingCommand)? = nil) throws -> ApplyOutcome {
+        var state = new
+        let selection = old.selection ?? .allIP
+        let changedAt: Date
         do {
-            for command in plan { try runner.check(command) }
+            if let started {
+                try TCBatch.finish(started, commands: plan)
+            } else {
+                try execute(plan, interface: interface)
+            }
+            changedAt = Date()
         } catch {
             // Back to the old profile: take everything down and apply it afresh.
             var problems = rollBack(interface: interface, state: old)
             if problems.isEmpty {
                 do {
                     _ = try freshApply(old.profile, interface: interface,
-                                       options: ApplyOptions(force: old.replacedRoot != nil, confirmed: true))
+                                       options: ApplyOptions(force: old.replacedRoot != nil, confirmed: true,
+                                                             selection: selection))
                     var restored = try store.load(interface) ?? old
                     restored.replacedRoot = old.replacedRoot
                     restored.since = old.since
@@ -234,7 +359,7 @@ public struct Conditioner: Sendable {
         }
         state.complete = true
         try store.save(state)
-        return ApplyOutcome(kind: .switched, state: state, commands: plan)
+        return ApplyOutcome(kind: .switched, state: state, commands: plan, changedAt: changedAt)
     }
 
     // MARK: - Off
@@ -305,6 +430,9 @@ public struct Conditioner: Sendable {
                                          profile: state.profile.name, since: state.since, expiresAt: state.expiresAt,
                                          secondsLeft: state.expiresAt.map { max(0, $0.timeIntervalSinceNow) },
                                          replacedRoot: state.replacedRoot.map { "\($0.kind) \($0.handle)" })
+            let selection = state.profile.effectiveSelection(state.selection ?? .allIP)
+            if selection.isTargeted { status.conditions = selection.summary }
+            if !selection.exclusions.isEmpty { status.excluded = selection.exclusions.map(\.description) }
             if !state.complete { status.problem = "an apply was interrupted; run `condition off -i \(state.interface)`" }
             do {
                 let up = try qdiscs(state.interface, statistics: true)

@@ -10,6 +10,7 @@ public enum ConditionerError: Error, CustomStringConvertible {
     case applyFailed(cause: String, rollbackProblems: [String])
     case notActive(interface: String)
     case invalidProfile(profile: String, problems: [String])
+    case selectionChanged(interface: String, active: String, activeExclusions: [String])
 
     public var description: String {
         switch self {
@@ -42,6 +43,11 @@ public enum ConditionerError: Error, CustomStringConvertible {
                 + "Inspect with `tc qdisc show` and `ip link`, and run `condition off` for the interface."
         case .invalidProfile(let profile, let problems):
             return "profile \"\(profile)\" cannot be applied: \(problems.joined(separator: "; ")); nothing was changed"
+        case .selectionChanged(let interface, let active, let exclusions):
+            return "the profile on \(interface) conditions \(active)"
+                + (exclusions.isEmpty ? "" : " (excluding \(exclusions.joined(separator: ", ")))")
+                + "; a switch keeps the traffic selection, and this apply asks for a different one. Nothing was changed. "
+                + "Run `condition off -i \(interface)` first, or repeat the active targets and exclusions."
         case .notActive(let interface):
             return "no profile is active on \(interface)"
         }

@@ -96,6 +96,10 @@ public struct Doctor: Sendable {
         var found = true
     }
 
+    /// Whether a kernel module is loaded, built in or installed (no root needed; a guess where `doctor`
+    /// and `apply` try it for real).
+    public func moduleAvailable(_ module: String) -> Bool { moduleStatus(module).found }
+
     private func moduleStatus(_ module: String) -> ModuleStatus {
         let loaded = ((try? String(contentsOfFile: "/proc/modules", encoding: .utf8)) ?? "")
             .split(separator: "\n").contains { $0.hasPrefix(module + " ") }

@@ -2,8 +2,8 @@ import Foundation
 
 /// Converts between NLC profiles and this tool's profiles and profile files.
 ///
-/// Differences the conversion reports rather than hides: NLC has no jitter (export drops it, with a note),
-/// and `ExcludeLoopback = false` has no equivalent (this tool conditions loopback only when applied to `lo`).
+/// Differences the conversion reports rather than hides: NLC has no jitter (export drops it, with a note).
+/// `ExcludeLoopback` maps to the profile's `excludeLoopback` (traffic with 127.0.0.0/8 and ::1 left alone).
 public enum NLCConversion {
     public static func profile(from nlc: NLCProfile, source: String? = nil) -> Profile {
         func settings(_ direction: NLCProfile.Direction) -> LinkSettings {
@@ -14,7 +14,8 @@ public enum NLCConversion {
         return Profile(name: nlc.name, summary: "Imported from Network Link Conditioner"
                        + (source.map { " (\(URL(fileURLWithPath: $0).lastPathComponent))" } ?? "") + ".",
                        downlink: settings(nlc.downlink), uplink: settings(nlc.uplink),
-                       dnsDelayMicroseconds: UInt64((nlc.dnsDelay * 1000).rounded()))
+                       dnsDelayMicroseconds: UInt64((nlc.dnsDelay * 1000).rounded()),
+                       excludeLoopback: nlc.excludeLoopback)
     }
 
     public static func nlcProfile(from profile: Profile) -> NLCProfile {
@@ -25,16 +26,12 @@ public enum NLCConversion {
                                         delay: Double(settings.delayMicroseconds) / 1000)
         }
         return NLCProfile(name: profile.name, downlink: direction(profile.downlink), uplink: direction(profile.uplink),
-                          dnsDelay: Double(profile.dnsDelayMicroseconds) / 1000, excludeLoopback: true)
+                          dnsDelay: Double(profile.dnsDelayMicroseconds) / 1000, excludeLoopback: profile.excludeLoopback)
     }
 
     /// What an import or export cannot carry over, one sentence each.
     public static func importNotes(_ nlc: NLCProfile) -> [String] {
         var notes: [String] = []
-        if !nlc.excludeLoopback {
-            notes.append("profile '\(nlc.name)': ExcludeLoopback = false is ignored; condition never touches "
-                         + "loopback unless applied with -i lo")
-        }
         for (label, direction) in [("downlink", nlc.downlink), ("uplink", nlc.uplink)]
             where direction.bitsPerSecond > 0 && direction.bitsPerSecond < 1000 {
             notes.append("profile '\(nlc.name)': \(label) bandwidth below 1 kbit/s cannot be applied")
@@ -62,6 +59,12 @@ public enum NLCConversion {
             if settings.delayMicroseconds > 0 { object["delayMs"] = number(Double(settings.delayMicroseconds) / 1000) }
             if settings.jitterMicroseconds > 0 { object["jitterMs"] = number(Double(settings.jitterMicroseconds) / 1000) }
             if settings.lossPercent > 0 { object["lossPercent"] = number(settings.lossPercent) }
+            if let distribution = settings.jitterDistribution { object["jitterDistribution"] = distribution.rawValue }
+            if settings.correlationPercent > 0 { object["correlationPercent"] = number(settings.correlationPercent) }
+            if settings.reorderPercent > 0 { object["reorderPercent"] = number(settings.reorderPercent) }
+            if settings.duplicatePercent > 0 { object["duplicatePercent"] = number(settings.duplicatePercent) }
+            if settings.corruptPercent > 0 { object["corruptPercent"] = number(settings.corruptPercent) }
+            if settings.packetOverheadBytes != 0 { object["packetOverheadBytes"] = settings.packetOverheadBytes }
             return object.isEmpty ? nil : object
         }
         var object: [String: Any] = ["name": profile.name]
@@ -70,6 +73,7 @@ public enum NLCConversion {
         if let downlink = direction(profile.downlink) { object["downlink"] = downlink }
         if let uplink = direction(profile.uplink) { object["uplink"] = uplink }
         if profile.dnsDelayMicroseconds > 0 { object["dnsDelayMs"] = number(Double(profile.dnsDelayMicroseconds) / 1000) }
+        if profile.excludeLoopback { object["excludeLoopback"] = true }
         var data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
         data.append(0x0a)
         return data

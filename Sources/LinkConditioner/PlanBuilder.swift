@@ -1,11 +1,17 @@
-/// What one conditioned egress carries: a direction's settings plus, on the uplink, the DNS delay.
+/// What one conditioned egress carries: a direction's settings plus, on the uplink, the DNS delay, and
+/// which traffic it applies to (seen from `direction`, which says where the far end is in a header).
 public struct EgressSpec: Sendable, Equatable, Hashable {
     public var settings: LinkSettings
     public var dnsDelayMicroseconds: UInt64
+    public var selection: TrafficSelection
+    public var direction: TrafficDirection
 
-    public init(settings: LinkSettings, dnsDelayMicroseconds: UInt64 = 0) {
+    public init(settings: LinkSettings, dnsDelayMicroseconds: UInt64 = 0, selection: TrafficSelection = .allIP,
+                direction: TrafficDirection = .uplink) {
         self.settings = settings
         self.dnsDelayMicroseconds = dnsDelayMicroseconds
+        self.selection = selection
+        self.direction = direction
     }
 
     /// Whether a tree is needed at all: an unchanged direction without DNS delay gets none.
@@ -19,13 +25,15 @@ public struct EgressSpec: Sendable, Equatable, Hashable {
 ///
 /// An egress tree (on the interface for the uplink, on its ifb for the downlink):
 /// ```
-/// htb 7ac0: (default 10)
+/// htb 7ac0: (default 0: unclassified packets go through htb's direct queue, untouched)
 ///  └ class 7ac0:1   rate = bandwidth (or 10gbit when unchanged)
-///     ├ class 7ac0:10  everything else ── netem 7ac1: (delay, jitter, loss), only if needed
+///     ├ class 7ac0:10  selected IP traffic ── netem 7ac1: (delay, jitter, loss), only if needed
 ///     └ class 7ac0:20  UDP/TCP port 53, IPv4 and IPv6 ── netem 7ac2: (delay + DNS delay), only with a DNS delay
 /// ```
-/// The downlink: `ingress` on the interface, one u32 filter matching every protocol redirects all
-/// arriving packets with mirred to the ifb, whose egress carries the downlink tree.
+/// u32 filters (`TrafficFilters`) put IPv4 and IPv6 in the classes; NDP, exclusions and anything not IP
+/// (ARP) match none and pass untouched. The downlink: `ingress` on the interface, two u32 filters (IPv4,
+/// IPv6) redirect arriving IP packets with mirred to the ifb, whose egress carries the downlink tree;
+/// ARP and other frames are never redirected.
 public enum PlanBuilder {
     /// The htb rate used when a direction's bandwidth is unchanged: faster than the links this is meant for.
     public static let unlimitedBitsPerSecond: UInt64 = 10_000_000_000
@@ -40,18 +48,18 @@ public enum PlanBuilder {
 
     /// Everything `apply` runs on a fresh interface: uplink tree, ifb, downlink tree, ingress redirect.
     /// `replaceRoot` swaps out a foreign root qdisc (`--force`); `replaceIngress` deletes a foreign ingress first.
-    public static func applyPlan(profile: Profile, interface: InterfaceName,
+    public static func applyPlan(profile: Profile, interface: InterfaceName, selection: TrafficSelection = .allIP,
                                  replaceRoot: Bool = false, replaceIngress: Bool = false) -> [[String]] {
         let ifb = interface.ifbName
         var commands: [[String]] = []
-        let uplink = uplinkSpec(profile)
+        let uplink = uplinkSpec(profile, selection: selection)
         if uplink.needsTree {
             commands += egressTree(device: interface, spec: uplink, replaceRoot: replaceRoot)
         }
         // ifb's default queue is 32 packets, too short for the htb leaves below a downlink class.
         commands.append(["ip", "link", "add", ifb.rawValue, "txqueuelen", String(ifbQueueLength), "type", "ifb"])
         commands.append(["ip", "link", "set", "dev", ifb.rawValue, "up"])
-        let downlink = downlinkSpec(profile)
+        let downlink = downlinkSpec(profile, selection: selection)
         if downlink.needsTree {
             commands += egressTree(device: ifb, spec: downlink)
         }
@@ -64,9 +72,11 @@ public enum PlanBuilder {
 
     /// Switches an interface from one active profile to another in place: class rates changed, leaf
     /// qdiscs replaced, added or removed. The ingress redirect and the ifb are not touched.
-    public static func switchPlan(from old: Profile, to new: Profile, interface: InterfaceName) -> [[String]] {
-        switchEgress(device: interface, from: uplinkSpec(old), to: uplinkSpec(new))
-            + switchEgress(device: interface.ifbName, from: downlinkSpec(old), to: downlinkSpec(new))
+    public static func switchPlan(from old: Profile, to new: Profile, interface: InterfaceName,
+                                  selection: TrafficSelection = .allIP) -> [[String]] {
+        switchEgress(device: interface, from: uplinkSpec(old, selection: selection), to: uplinkSpec(new, selection: selection))
+            + switchEgress(device: interface.ifbName, from: downlinkSpec(old, selection: selection),
+                           to: downlinkSpec(new, selection: selection))
     }
 
     /// What `off` runs for an interface with `profile` active: the redirect goes first so arriving traffic
@@ -80,22 +90,24 @@ public enum PlanBuilder {
         return commands
     }
 
-    public static func uplinkSpec(_ profile: Profile) -> EgressSpec {
-        EgressSpec(settings: profile.uplink, dnsDelayMicroseconds: profile.dnsDelayMicroseconds)
+    public static func uplinkSpec(_ profile: Profile, selection: TrafficSelection = .allIP) -> EgressSpec {
+        EgressSpec(settings: profile.uplink, dnsDelayMicroseconds: profile.dnsDelayMicroseconds,
+                   selection: profile.effectiveSelection(selection), direction: .uplink)
     }
 
-    public static func downlinkSpec(_ profile: Profile) -> EgressSpec {
-        EgressSpec(settings: profile.downlink)
+    public static func downlinkSpec(_ profile: Profile, selection: TrafficSelection = .allIP) -> EgressSpec {
+        EgressSpec(settings: profile.downlink, selection: profile.effectiveSelection(selection), direction: .downlink)
     }
 
-    /// The ingress qdisc and the filter sending every arriving packet (IPv4, IPv6, anything) to the ifb.
+    /// The ingress qdisc and the filters sending every arriving IPv4 and IPv6 packet to the ifb. ARP and
+    /// other non-IP frames are not redirected, so a profile never delays or drops them.
     public static func ingressRedirect(interface: InterfaceName, ifb: InterfaceName) -> [[String]] {
-        [
-            ["tc", "qdisc", "add", "dev", interface.rawValue, "handle", ReservedHandles.ingress, "ingress"],
-            ["tc", "filter", "add", "dev", interface.rawValue, "parent", ReservedHandles.ingress,
-             "protocol", "all", "prio", ReservedHandles.ipv4FilterPriority, "u32", "match", "u32", "0", "0",
-             "action", "mirred", "egress", "redirect", "dev", ifb.rawValue],
-        ]
+        [["tc", "qdisc", "add", "dev", interface.rawValue, "handle", ReservedHandles.ingress, "ingress"]]
+            + [("ip", ReservedHandles.ipv4FilterPriority), ("ipv6", ReservedHandles.ipv6FilterPriority)].map { family, priority in
+                ["tc", "filter", "add", "dev", interface.rawValue, "parent", ReservedHandles.ingress,
+                 "protocol", family, "prio", priority, "u32", "match", "u32", "0", "0",
+                 "action", "mirred", "egress", "redirect", "dev", ifb.rawValue]
+            }
     }
 
     // MARK: - One egress tree
@@ -112,11 +124,11 @@ public enum PlanBuilder {
         let dev = device.rawValue
         var commands: [[String]] = [
             ["tc", "qdisc", replaceRoot ? "replace" : "add", "dev", dev, "root", "handle", ReservedHandles.root,
-             "htb", "default", "10"],
+             "htb", "default", "0"],
             ["tc", "class", "add", "dev", dev, "parent", ReservedHandles.root, "classid", ReservedHandles.linkClass]
-                + htbRate(rate(spec), ceil: rate(spec)),
+                + htbRate(rate(spec), ceil: rate(spec)) + overhead(spec),
             ["tc", "class", "add", "dev", dev, "parent", ReservedHandles.linkClass, "classid", ReservedHandles.mainClass]
-                + htbRate(rate(spec), ceil: rate(spec)),
+                + htbRate(rate(spec), ceil: rate(spec)) + overhead(spec),
         ]
         if spec.settings.needsNetem {
             commands.append(["tc", "qdisc", "add", "dev", dev, "parent", ReservedHandles.mainClass,
@@ -125,7 +137,7 @@ public enum PlanBuilder {
         if spec.dnsDelayMicroseconds > 0 {
             commands += dnsBranch(device: device, spec: spec)
         }
-        return commands
+        return commands + TrafficFilters.commands(device: device, spec: spec)
     }
 
     /// Removes a tree built by `egressTree`.
@@ -143,13 +155,27 @@ public enum PlanBuilder {
         case (true, true): break
         }
         var commands: [[String]] = []
-        if rate(old) != rate(new) {
-            commands.append(["tc", "class", "change", "dev", dev, "parent", ReservedHandles.root,
-                             "classid", ReservedHandles.linkClass] + htbRate(rate(new), ceil: rate(new)))
-            commands.append(["tc", "class", "change", "dev", dev, "parent", ReservedHandles.linkClass,
-                             "classid", ReservedHandles.mainClass] + htbRate(rate(new), ceil: rate(new)))
+        var rateCommands: [[String]] = []
+        if rate(old) != rate(new) || old.settings.packetOverheadBytes != new.settings.packetOverheadBytes {
+            rateCommands.append(["tc", "class", "change", "dev", dev, "parent", ReservedHandles.root,
+                                 "classid", ReservedHandles.linkClass] + htbRate(rate(new), ceil: rate(new)) + overhead(new))
+            rateCommands.append(["tc", "class", "change", "dev", dev, "parent", ReservedHandles.linkClass,
+                                 "classid", ReservedHandles.mainClass] + htbRate(rate(new), ceil: rate(new)) + overhead(new))
         }
+        // Into a profile that drops everything (Black Hole), the old leaf goes first, and with it the packets queued
+        // under the old profile: otherwise that backlog drains at the new, unlimited rate before the loss takes hold
+        // (seen in the VM: 48 KB of a Slow Net download arrived after the switch to Black Hole).
+        let dropsEverything = new.settings.lossPercent >= 100 && old.settings.needsNetem
+        if dropsEverything {
+            commands.append(["tc", "qdisc", "del", "dev", dev, "parent", ReservedHandles.mainClass,
+                             "handle", ReservedHandles.mainNetem])
+            commands.append(["tc", "qdisc", "add", "dev", dev, "parent", ReservedHandles.mainClass,
+                             "handle", ReservedHandles.mainNetem] + mainNetem(new))
+        }
+        commands += rateCommands
         switch (old.settings.needsNetem, new.settings.needsNetem) {
+        case _ where dropsEverything:
+            break
         case (true, true):
             if mainNetem(old) != mainNetem(new) {
                 commands.append(["tc", "qdisc", "change", "dev", dev, "parent", ReservedHandles.mainClass,
@@ -175,13 +201,10 @@ public enum PlanBuilder {
                                  "handle", ReservedHandles.dnsNetem] + dnsNetem(new))
             }
         case (false, true):
-            commands += dnsBranch(device: device, spec: new)
+            commands += dnsBranch(device: device, spec: new) + TrafficFilters.dnsCommands(device: device, spec: new)
         case (true, false):
             // Filters first: a class still referenced by a filter cannot be deleted.
-            commands.append(["tc", "filter", "del", "dev", dev, "parent", ReservedHandles.root,
-                             "protocol", "ip", "prio", ReservedHandles.ipv4FilterPriority])
-            commands.append(["tc", "filter", "del", "dev", dev, "parent", ReservedHandles.root,
-                             "protocol", "ipv6", "prio", ReservedHandles.ipv6FilterPriority])
+            commands += TrafficFilters.removeDNSCommands(device: device, spec: old)
             commands.append(["tc", "class", "del", "dev", dev, "parent", ReservedHandles.linkClass,
                              "classid", ReservedHandles.dnsClass])
         case (false, false):
@@ -192,32 +215,26 @@ public enum PlanBuilder {
 
     // MARK: - Pieces
 
+    /// The DNS class and its netem; its filters come with the others (`TrafficFilters`).
     private static func dnsBranch(device: InterfaceName, spec: EgressSpec) -> [[String]] {
         let dev = device.rawValue
-        var commands: [[String]] = [
+        return [
             ["tc", "class", "add", "dev", dev, "parent", ReservedHandles.linkClass, "classid", ReservedHandles.dnsClass]
                 + htbRate(dnsRate(spec), ceil: rate(spec)),
             ["tc", "qdisc", "add", "dev", dev, "parent", ReservedHandles.dnsClass,
              "handle", ReservedHandles.dnsNetem] + dnsNetem(spec),
         ]
-        for transport in ["17", "6"] {  // UDP, TCP
-            commands.append(["tc", "filter", "add", "dev", dev, "parent", ReservedHandles.root, "protocol", "ip",
-                             "prio", ReservedHandles.ipv4FilterPriority, "u32",
-                             "match", "ip", "protocol", transport, "0xff", "match", "ip", "dport", "53", "0xffff",
-                             "flowid", ReservedHandles.dnsClass])
-        }
-        for transport in ["17", "6"] {
-            commands.append(["tc", "filter", "add", "dev", dev, "parent", ReservedHandles.root, "protocol", "ipv6",
-                             "prio", ReservedHandles.ipv6FilterPriority, "u32",
-                             "match", "ip6", "protocol", transport, "0xff", "match", "ip6", "dport", "53", "0xffff",
-                             "flowid", ReservedHandles.dnsClass])
-        }
-        return commands
     }
 
     /// The class rate: the profile's bandwidth, or `unlimitedBitsPerSecond` when unchanged.
     static func rate(_ spec: EgressSpec) -> UInt64 {
         spec.settings.bitsPerSecond > 0 ? spec.settings.bitsPerSecond : unlimitedBitsPerSecond
+    }
+
+    /// htb's per-packet `overhead` for the rate tables (link-layer framing the profile says to count).
+    /// Left out when 0: `tc class change` without it sets 0 again.
+    static func overhead(_ spec: EgressSpec) -> [String] {
+        spec.settings.packetOverheadBytes != 0 ? ["overhead", String(spec.settings.packetOverheadBytes)] : []
     }
 
     /// DNS is guaranteed a hundredth of the link (at least 8 kbit/s) and may borrow up to all of it.
@@ -238,26 +255,39 @@ public enum PlanBuilder {
     }
 
     static func mainNetem(_ spec: EgressSpec) -> [String] {
-        netem(delay: spec.settings.delayMicroseconds, jitter: spec.settings.jitterMicroseconds,
-              loss: spec.settings.lossPercent, rate: rate(spec))
+        netem(spec.settings, delay: spec.settings.delayMicroseconds, rate: rate(spec))
     }
 
     static func dnsNetem(_ spec: EgressSpec) -> [String] {
-        netem(delay: spec.settings.delayMicroseconds + spec.dnsDelayMicroseconds,
-              jitter: spec.settings.jitterMicroseconds, loss: spec.settings.lossPercent, rate: dnsRate(spec))
+        netem(spec.settings, delay: spec.settings.delayMicroseconds + spec.dnsDelayMicroseconds, rate: dnsRate(spec))
     }
 
     /// netem arguments. Its queue limit must hold everything in flight during the delay: at `rate` for
     /// delay + jitter, counted in small packets and doubled for headroom, never below netem's default 1000.
-    static func netem(delay: UInt64, jitter: UInt64, loss: Double, rate: UInt64) -> [String] {
+    /// The correlation applies to the jitter and the loss alike (NLC has one knob; netem one per value).
+    static func netem(_ settings: LinkSettings, delay: UInt64, rate: UInt64) -> [String] {
+        let jitter = settings.jitterMicroseconds
+        let correlation = settings.correlationPercent > 0 ? [TCUnits.percent(settings.correlationPercent)] : []
         var arguments = ["netem"]
         if delay > 0 || jitter > 0 {
             arguments += ["delay", TCUnits.time(microseconds: delay)]
-            if jitter > 0 { arguments.append(TCUnits.time(microseconds: jitter)) }
+            if jitter > 0 {
+                arguments.append(TCUnits.time(microseconds: jitter))
+                arguments += correlation
+                if let distribution = settings.jitterDistribution { arguments += ["distribution", distribution.rawValue] }
+            }
         }
-        if loss > 0 { arguments += ["loss", TCUnits.percent(loss)] }
+        if settings.lossPercent > 0 { arguments += ["loss", TCUnits.percent(settings.lossPercent)] + correlation }
+        if settings.reorderPercent > 0 { arguments += ["reorder", TCUnits.percent(settings.reorderPercent)] }
+        if settings.duplicatePercent > 0 { arguments += ["duplicate", TCUnits.percent(settings.duplicatePercent)] }
+        if settings.corruptPercent > 0 { arguments += ["corrupt", TCUnits.percent(settings.corruptPercent)] }
         arguments += ["limit", String(netemLimit(rate: rate, delay: delay + jitter))]
         return arguments
+    }
+
+    /// The same for code that has only the three classic values.
+    static func netem(delay: UInt64, jitter: UInt64, loss: Double, rate: UInt64) -> [String] {
+        netem(LinkSettings(jitterMicroseconds: jitter, lossPercent: loss), delay: delay, rate: rate)
     }
 
     public static func netemLimit(rate: UInt64, delay microseconds: UInt64) -> UInt64 {

@@ -9,6 +9,16 @@ public struct UnknownProfileError: Error, CustomStringConvertible {
     }
 }
 
+/// A schedule (a profile with steps) was named where one set of conditions is needed.
+public struct ScheduleNotAllowedError: Error, CustomStringConvertible {
+    public var profile: String
+    public var use: String
+    public var description: String {
+        "\"\(profile)\" is a schedule of other profiles (steps), which \(use) cannot take; "
+            + "`condition apply \"\(profile)\" -i IFACE` runs it step by step"
+    }
+}
+
 /// Built-in profiles overridden, by name, by the user's directories.
 public struct ProfileCatalog: Sendable {
     /// Profiles in display order: built-ins first (in file-name order), then new user profiles.
@@ -28,8 +38,27 @@ public struct ProfileCatalog: Sendable {
         return catalog
     }
 
+    /// Like `standard`, but a bad file is set aside and returned as a problem instead of failing the whole
+    /// catalog, so `list` still shows every good profile.
+    public static func standardSkippingBadFiles(extra: URL? = nil, executable: URL? = nil, builtIn override: URL? = nil) throws
+        -> (catalog: ProfileCatalog, problems: [ProfileFileError]) {
+        var problems: [ProfileFileError] = []
+        var catalog = ProfileCatalog()
+        for directory in try standardDirectories(extra: extra, executable: executable, builtIn: override) {
+            for profile in try loadDirectory(directory, problems: &problems) { catalog.add(profile) }
+        }
+        return (catalog, problems)
+    }
+
     /// The profiles in one directory; two files with the same profile name are an error.
     public static func loadDirectory(_ directory: URL) throws -> [Profile] {
+        var problems: [ProfileFileError] = []
+        let profiles = try loadDirectory(directory, problems: &problems, collect: false)
+        return profiles
+    }
+
+    /// With `collect`, bad files are appended to `problems` and skipped; without it the first one is thrown.
+    static func loadDirectory(_ directory: URL, problems: inout [ProfileFileError], collect: Bool = true) throws -> [Profile] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             return []
@@ -39,10 +68,16 @@ public struct ProfileCatalog: Sendable {
         var seen: [String: String] = [:]
         var result: [Profile] = []
         for name in names {
-            let profile = try ProfileFile.load(contentsOf: directory.appendingPathComponent(name))
-            if let other = seen[profile.lookupKey] {
-                throw ProfileFileError(file: directory.appendingPathComponent(name).path, field: "name",
-                                       problem: "\"\(profile.name)\" is also the name of \(other); expected a name unique in its directory")
+            let profile: Profile
+            do {
+                profile = try ProfileFile.load(contentsOf: directory.appendingPathComponent(name))
+                if let other = seen[profile.lookupKey] {
+                    throw ProfileFileError(file: directory.appendingPathComponent(name).path, field: "name",
+                                           problem: "\"\(profile.name)\" is also the name of \(other); expected a name unique in its directory")
+                }
+            } catch let error as ProfileFileError where collect {
+                problems.append(error)
+                continue
             }
             seen[profile.lookupKey] = profile.source ?? name
             result.append(profile)
@@ -65,13 +100,39 @@ public struct ProfileCatalog: Sendable {
         throw UnknownProfileError(name: name, known: profiles.map(\.name))
     }
 
-    /// Where the built-in profiles live: `$TAPKIT_PROFILES_DIR`, `share/tapkit/profiles` beside the
-    /// executable's `bin`, `Profiles/` above a build folder, or the source checkout's `Profiles/`.
-    public static func builtInDirectory(executable: URL? = nil) -> URL? {
-        let fm = FileManager.default
-        if let dir = ProcessInfo.processInfo.environment["TAPKIT_PROFILES_DIR"], !dir.isEmpty {
-            return URL(fileURLWithPath: dir)
+    /// A profile with settings of its own, by name, for `use` (a command that applies one set of conditions);
+    /// a schedule is an error saying how to run it instead.
+    public func profileWithSettings(named name: String, for use: String) throws -> Profile {
+        let profile = try profile(named: name)
+        guard profile.schedule == nil else { throw ScheduleNotAllowedError(profile: profile.name, use: use) }
+        return profile
+    }
+
+    /// The profiles a schedule's steps name, in order, each with how long it lasts. A step naming an unknown
+    /// profile, or another schedule (schedules do not nest), is an error naming `file` and the step.
+    public func stepProfiles(of schedule: Schedule, file: String) throws -> [(profile: Profile, seconds: Double?)] {
+        try schedule.steps.enumerated().map { index, step in
+            let field = "steps[\(index)].profile"
+            guard let profile = try? profile(named: step.profile) else {
+                throw ProfileFileError(file: file, field: field,
+                                       problem: "names no known profile \"\(step.profile)\"; expected one of "
+                                       + profiles.filter { $0.schedule == nil }.map(\.name).joined(separator: ", ")
+                                       + " (run `condition list`)")
+            }
+            guard profile.schedule == nil else {
+                throw ProfileFileError(file: file, field: field,
+                                       problem: "names \"\(profile.name)\", which has steps of its own; expected a profile with "
+                                       + "settings (schedules do not nest: list its steps here instead)")
+            }
+            return (profile, step.seconds)
         }
+    }
+
+    /// Where the built-in profiles live: `override` (from the executable), `share/tapkit/profiles` beside the
+    /// executable's `bin`, `Profiles/` above a build folder, or the source checkout's `Profiles/`.
+    public static func builtInDirectory(executable: URL? = nil, override: URL? = nil) -> URL? {
+        let fm = FileManager.default
+        if let override { return override }
         var candidates: [URL] = []
         if let executable {
             let bin = executable.resolvingSymlinksInPath().deletingLastPathComponent()
@@ -99,9 +160,13 @@ public struct ProfileCatalog: Sendable {
     }
 
     /// Built-ins, then `~/.config/tapkit/profiles`, then `extra` (from `--profiles DIR`).
-    public static func standard(extra: URL? = nil, executable: URL? = nil) throws -> ProfileCatalog {
+    public static func standard(extra: URL? = nil, executable: URL? = nil, builtIn override: URL? = nil) throws -> ProfileCatalog {
+        try load(directories: standardDirectories(extra: extra, executable: executable, builtIn: override))
+    }
+
+    static func standardDirectories(extra: URL?, executable: URL?, builtIn override: URL? = nil) throws -> [URL] {
         var directories: [URL] = []
-        if let builtIn = builtInDirectory(executable: executable) { directories.append(builtIn) }
+        if let builtIn = builtInDirectory(executable: executable, override: override) { directories.append(builtIn) }
         directories.append(userDirectory())
         if let extra {
             var isDirectory: ObjCBool = false
@@ -110,6 +175,6 @@ public struct ProfileCatalog: Sendable {
             }
             directories.append(extra)
         }
-        return try load(directories: directories)
+        return directories
     }
 }

@@ -10,6 +10,7 @@ public enum ProfileDescription {
             parts.append(delay)
         }
         if settings.lossPercent > 0 { parts.append(TCUnits.percent(settings.lossPercent) + " loss") }
+        parts += extras(settings)
         return parts.isEmpty ? "unchanged" : parts.joined(separator: ", ")
     }
 
@@ -20,7 +21,19 @@ public enum ProfileDescription {
             settings.delayMicroseconds > 0 ? "delay \(TCUnits.humanTime(microseconds: settings.delayMicroseconds))" : "no added delay",
             settings.jitterMicroseconds > 0 ? "jitter ±\(TCUnits.humanTime(microseconds: settings.jitterMicroseconds))" : "no jitter",
             settings.lossPercent > 0 ? "\(TCUnits.percent(settings.lossPercent)) packet loss" : "no loss",
-        ].joined(separator: ", ")
+        ].joined(separator: ", ") + extras(settings).map { ", " + $0 }.joined()
+    }
+
+    /// The impairments beyond NLC's four, only when set: "normal jitter", "25% correlation", "5% reordered"...
+    static func extras(_ settings: LinkSettings) -> [String] {
+        var parts: [String] = []
+        if let distribution = settings.jitterDistribution { parts.append("\(distribution.rawValue) jitter") }
+        if settings.correlationPercent > 0 { parts.append("\(TCUnits.percent(settings.correlationPercent)) correlation") }
+        if settings.reorderPercent > 0 { parts.append("\(TCUnits.percent(settings.reorderPercent)) reordered") }
+        if settings.duplicatePercent > 0 { parts.append("\(TCUnits.percent(settings.duplicatePercent)) duplicated") }
+        if settings.corruptPercent > 0 { parts.append("\(TCUnits.percent(settings.corruptPercent)) corrupted") }
+        if settings.packetOverheadBytes != 0 { parts.append("\(settings.packetOverheadBytes) bytes overhead per packet") }
+        return parts
     }
 
     public static func dns(_ profile: Profile) -> String {
@@ -29,9 +42,30 @@ public enum ProfileDescription {
             : "no extra delay"
     }
 
+    /// A schedule in one line: "Slow Net 15s -> Black Hole 5s, repeating" ("until stopped" for an open last step).
+    public static func steps(_ schedule: Schedule) -> String {
+        schedule.steps.map { step in
+            step.profile + " " + (step.seconds.map(duration) ?? "until stopped")
+        }.joined(separator: " -> ") + (schedule.repeats ? ", repeating" : "")
+    }
+
+    /// "15s", "500ms", "1.5s".
+    static func duration(_ seconds: Double) -> String {
+        seconds < 1 ? TCUnits.trim((seconds * 1000 * 1000).rounded() / 1000) + "ms" : TCUnits.trim((seconds * 1000).rounded() / 1000) + "s"
+    }
+
     public static func show(_ profile: Profile) -> String {
         var lines = [profile.name + (profile.isApproximate ? " (approximate values)" : "")]
         if !profile.summary.isEmpty { lines.append(profile.summary) }
+        if let schedule = profile.schedule {
+            lines.append("  Schedule: " + (schedule.repeats ? "repeats these steps" : "these steps, once")
+                         + "; each switches in place (`condition apply \"\(profile.name)\" -i IFACE` runs it)")
+            for (index, step) in schedule.steps.enumerated() {
+                lines.append("  \(index + 1). \(step.profile) " + (step.seconds.map { "for " + duration($0) } ?? "until stopped"))
+            }
+            if let source = profile.source { lines.append("  File:     " + source) }
+            return lines.joined(separator: "\n")
+        }
         lines.append("  Downlink: " + long(profile.downlink))
         lines.append("  Uplink:   " + long(profile.uplink))
         lines.append("  DNS:      " + dns(profile))

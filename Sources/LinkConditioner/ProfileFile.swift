@@ -27,8 +27,11 @@ public struct ProfileFileError: Error, CustomStringConvertible, Equatable {
 /// ```
 /// Units are in the field names so a number can never be read in the wrong unit.
 public enum ProfileFile {
-    public static let topLevelFields = ["name", "description", "approximate", "downlink", "uplink", "dnsDelayMs"]
-    public static let directionFields = ["bandwidthKbit", "delayMs", "jitterMs", "lossPercent"]
+    public static let topLevelFields = ["name", "description", "approximate", "downlink", "uplink", "dnsDelayMs",
+                                        "excludeLoopback"]
+    public static let directionFields = ["bandwidthKbit", "delayMs", "jitterMs", "lossPercent", "jitterDistribution",
+                                         "correlationPercent", "reorderPercent", "duplicatePercent", "corruptPercent",
+                                         "packetOverheadBytes"]
 
     /// Largest accepted bandwidth: 100 Gbit/s.
     public static let maximumKbit: Double = 100_000_000
@@ -56,25 +59,12 @@ public enum ProfileFile {
         guard case .object(let object) = root else {
             throw ProfileFileError(file: file, field: nil, problem: "expected a JSON object at the top level, got \(root.kindName)")
         }
+        if object["steps"] != nil || object["repeat"] != nil {
+            return try scheduledProfile(object, file: file)
+        }
         try rejectUnknown(object, allowed: topLevelFields, prefix: "", file: file)
-
-        guard let nameValue = object["name"] else {
-            throw ProfileFileError(file: file, field: "name", problem: "is missing; expected a non-empty string such as \"Slow Net\"")
-        }
-        guard case .string(let name) = nameValue,
-              !name.trimmingCharacters(in: .whitespaces).isEmpty,
-              !Profile.lookupKey(name).isEmpty, name.count <= 64,
-              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ProfileFileError(file: file, field: "name",
-                                   problem: "expected a non-empty string of at most 64 characters with at least one letter or digit, got \(nameValue.shortDescription)")
-        }
-        var summary = ""
-        if let value = object["description"] {
-            guard case .string(let text) = value else {
-                throw ProfileFileError(file: file, field: "description", problem: "expected a string, got \(value.shortDescription)")
-            }
-            summary = text
-        }
+        let name = try profileName(object, file: file)
+        let summary = try description(object, file: file)
         var approximate = false
         if let value = object["approximate"] {
             guard case .bool(let flag) = value else {
@@ -85,8 +75,66 @@ public enum ProfileFile {
         let downlink = try direction(object["downlink"], name: "downlink", file: file)
         let uplink = try direction(object["uplink"], name: "uplink", file: file)
         let dnsDelay = try milliseconds(object["dnsDelayMs"], field: "dnsDelayMs", file: file)
+        var excludeLoopback = false
+        if let value = object["excludeLoopback"] {
+            guard case .bool(let flag) = value else {
+                throw ProfileFileError(file: file, field: "excludeLoopback",
+                                       problem: "expected true or false (true: traffic with 127.0.0.0/8 and ::1 is not conditioned), got \(value.shortDescription)")
+            }
+            excludeLoopback = flag
+        }
         return Profile(name: name, summary: summary, isApproximate: approximate,
-                       downlink: downlink, uplink: uplink, dnsDelayMicroseconds: dnsDelay, source: file)
+                       downlink: downlink, uplink: uplink, dnsDelayMicroseconds: dnsDelay,
+                       excludeLoopback: excludeLoopback, source: file)
+    }
+
+    /// Fields of a profile that is a schedule: other profiles by name, one after another.
+    public static let scheduleFields = ["name", "description", "steps", "repeat"]
+
+    /// A profile file with `steps`: a schedule with a name, run by `condition apply NAME`. Its steps name other
+    /// profiles (checked when it is applied, against the profiles then known); it has no settings of its own.
+    private static func scheduledProfile(_ object: [String: JSONValue], file: String) throws -> Profile {
+        for key in object.keys.sorted() where !scheduleFields.contains(key) {
+            throw ProfileFileError(file: file, field: key,
+                                   problem: "cannot go with steps: a profile with steps takes its settings from the profiles its "
+                                   + "steps name; expected only \(scheduleFields.joined(separator: ", ")) (put \"\(key)\" in a "
+                                   + "profile of its own and name that one in a step)")
+        }
+        guard object["steps"] != nil else {
+            throw ProfileFileError(file: file, field: "steps",
+                                   problem: "is missing; \"repeat\" belongs to a schedule, expected a list of steps like "
+                                   + #"[{"profile": "Slow Net", "for": "10s"}, {"profile": "Black Hole", "for": "5s"}]"#)
+        }
+        let name = try profileName(object, file: file)
+        let summary = try description(object, file: file)
+        let schedule = try Schedule.parse(object: object, file: file)
+        for (index, step) in schedule.steps.enumerated() where Profile.lookupKey(step.profile) == Profile.lookupKey(name) {
+            throw ProfileFileError(file: file, field: "steps[\(index)].profile",
+                                   problem: "names this profile itself; expected the name of a profile with settings")
+        }
+        return Profile(name: name, summary: summary, source: file, schedule: schedule)
+    }
+
+    private static func profileName(_ object: [String: JSONValue], file: String) throws -> String {
+        guard let nameValue = object["name"] else {
+            throw ProfileFileError(file: file, field: "name", problem: "is missing; expected a non-empty string such as \"Slow Net\"")
+        }
+        guard case .string(let name) = nameValue,
+              !name.trimmingCharacters(in: .whitespaces).isEmpty,
+              !Profile.lookupKey(name).isEmpty, name.count <= 64,
+              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ProfileFileError(file: file, field: "name",
+                                   problem: "expected a non-empty string of at most 64 characters with at least one letter or digit, got \(nameValue.shortDescription)")
+        }
+        return name
+    }
+
+    private static func description(_ object: [String: JSONValue], file: String) throws -> String {
+        guard let value = object["description"] else { return "" }
+        guard case .string(let text) = value else {
+            throw ProfileFileError(file: file, field: "description", problem: "expected a string, got \(value.shortDescription)")
+        }
+        return text
     }
 
     private static func direction(_ value: JSONValue?, name: String, file: String) throws -> LinkSettings {
@@ -111,6 +159,39 @@ public enum ProfileFile {
         if let loss = try number(object["lossPercent"], field: "\(name).lossPercent", file: file, range: 0...100,
                                  expected: "a percentage from 0 to 100 (90 = nine packets in ten dropped)") {
             settings.lossPercent = loss
+        }
+        if let value = object["jitterDistribution"], value != .null {
+            guard case .string(let text) = value, let distribution = LinkSettings.JitterDistribution(rawValue: text) else {
+                throw ProfileFileError(file: file, field: "\(name).jitterDistribution",
+                                       problem: "expected one of \"normal\", \"pareto\", \"paretonormal\", got \(value.shortDescription)")
+            }
+            guard settings.jitterMicroseconds > 0 else {
+                throw ProfileFileError(file: file, field: "\(name).jitterDistribution",
+                                       problem: "needs \(name).jitterMs above 0 (the distribution shapes the jitter)")
+            }
+            settings.jitterDistribution = distribution
+        }
+        for (field, keyPath, meaning) in [
+            ("correlationPercent", \LinkSettings.correlationPercent, "how much each random delay and loss depends on the one before"),
+            ("reorderPercent", \LinkSettings.reorderPercent, "packets sent at once, ahead of delayed ones"),
+            ("duplicatePercent", \LinkSettings.duplicatePercent, "packets sent twice"),
+            ("corruptPercent", \LinkSettings.corruptPercent, "packets with a bit flipped"),
+        ] as [(String, WritableKeyPath<LinkSettings, Double>, String)] {
+            if let value = try number(object[field], field: "\(name).\(field)", file: file, range: 0...100,
+                                      expected: "a percentage from 0 to 100 (\(meaning))") {
+                settings[keyPath: keyPath] = value
+            }
+        }
+        if settings.reorderPercent > 0 && settings.delayMicroseconds == 0 {
+            throw ProfileFileError(file: file, field: "\(name).reorderPercent",
+                                   problem: "needs \(name).delayMs above 0 (reordered packets are the ones sent without the delay)")
+        }
+        if let bytes = try number(object["packetOverheadBytes"], field: "\(name).packetOverheadBytes", file: file,
+                                  range: -1000...1000, expected: "a whole number of bytes from -1000 to 1000 added to each packet by the rate (e.g. 8 for PPPoE)") {
+            guard bytes == bytes.rounded() else {
+                throw ProfileFileError(file: file, field: "\(name).packetOverheadBytes", problem: "expected a whole number of bytes, got \(bytes)")
+            }
+            settings.packetOverheadBytes = Int(bytes)
         }
         return settings
     }

@@ -13,11 +13,14 @@ public enum ReservedHandles {
     public static let mainNetem = "7ac1:"
     /// The netem below the DNS class.
     public static let dnsNetem = "7ac2:"
+    /// htb's own handle as a flow id: "send through htb's direct queue", unshaped and undelayed. The filters
+    /// send NDP and exclusions here, and `default 0` sends anything no filter claims here too.
+    public static let direct = "7ac0:0"
     /// The ingress qdisc's fixed handle.
     public static let ingress = "ffff:"
-    /// Filter priority of the IPv4 DNS filters, and of the downlink redirect on ingress.
+    /// Filter priority of the IPv4 downlink redirect on ingress (egress trees: see `TrafficFilters`).
     public static let ipv4FilterPriority = "1"
-    /// Filter priority of the IPv6 DNS filters.
+    /// Filter priority of the IPv6 downlink redirect on ingress.
     public static let ipv6FilterPriority = "2"
 
     /// Whether a qdisc handle as printed by `tc` ("7ac0:") is one of ours.

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// Arranges for `condition off` to run at a deadline in a process of its own, so `--for` still
 /// reverts when the `condition` process that applied the profile is killed.
@@ -12,60 +13,57 @@ public enum RevertScheduler {
     }
 
     /// The arguments that turn the profile off when run at the deadline.
-    public static func offArguments(executable: String, interface: InterfaceName, token: String) -> [String] {
-        [executable, "off", "-i", interface.rawValue, "--token", token]
+    /// `extra` names the network namespace (`--netns NAME`, `--pid PID`) when the profile is in another one.
+    public static func offArguments(executable: String, interface: InterfaceName, token: String,
+                                    extra: [String] = []) -> [String] {
+        [executable, "off", "-i", interface.rawValue, "--token", token] + extra
     }
 
-    public static func watchdogArguments(executable: String, interface: InterfaceName, token: String, deadline: Date) -> [String] {
+    public static func watchdogArguments(executable: String, interface: InterfaceName, token: String, deadline: Date,
+                                         extra: [String] = []) -> [String] {
         [executable, "watchdog", "-i", interface.rawValue, "--token", token,
-         "--at", String(format: "%.3f", deadline.timeIntervalSince1970)]
+         "--at", String(format: "%.3f", deadline.timeIntervalSince1970)] + extra
     }
 
-    public static func systemdAvailable() -> Bool {
-        FileManager.default.fileExists(atPath: "/run/systemd/system") && NetworkNamespace.isInitialNamespace()
+    public static func systemdAvailable(runner: any CommandRunner) -> Bool {
+        FileManager.default.fileExists(atPath: "/run/systemd/system") && NetworkNamespace.isInitialNamespace(runner: runner)
             && ProcessRunner.locate("systemd-run") != nil
     }
 
-    /// Starts the revert and says how.
+    /// Starts the revert and says how. `unitEnvironment` is set for a systemd timer's `condition off` (a
+    /// detached watchdog inherits this process's environment anyway), e.g. a state directory the executable
+    /// was told about.
     public static func schedule(interface: InterfaceName, token: String, deadline: Date,
-                                executable: String = currentExecutable()) throws -> Mechanism {
-        if systemdAvailable() {
+                                executable: String = currentExecutable(), extra: [String] = [],
+                                runner: any CommandRunner, unitEnvironment: [String: String] = [:]) throws -> Mechanism {
+        if systemdAvailable(runner: runner) {
             let unit = "tapkit-condition-\(interface.rawValue)-\(token.prefix(8))"
             let seconds = max(0.001, deadline.timeIntervalSinceNow)
             var arguments = ["systemd-run", "--quiet", "--collect", "--unit", unit,
                              "--on-active=\(String(format: "%.3f", seconds))s", "--timer-property=AccuracySec=10ms"]
-            if let dir = ProcessInfo.processInfo.environment["TAPKIT_STATE_DIR"] { arguments.append("--setenv=TAPKIT_STATE_DIR=\(dir)") }
-            arguments += offArguments(executable: executable, interface: interface, token: token)
-            if (try? ProcessRunner().run(arguments))?.status == 0 { return .systemdTimer(unit: unit) }
+            arguments += unitEnvironment.sorted { $0.key < $1.key }.map { "--setenv=\($0.key)=\($0.value)" }
+            arguments += offArguments(executable: executable, interface: interface, token: token, extra: extra)
+            if (try? runner.run(arguments))?.status == 0 { return .systemdTimer(unit: unit) }
         }
         guard let setsid = ProcessRunner.locate("setsid") else {
             throw ConditionerError.unexpectedOutput("cannot start the --for watchdog: setsid not found (install util-linux)")
         }
         // The watchdog must hold nothing of ours: an inherited pipe or socket would keep whoever started us
         // (a terminal session, a test harness waiting for EOF) attached until the deadline.
-        markDescriptorsCloseOnExec()
+        ProcessTable.markDescriptorsCloseOnExec()
         // -f: fork, so the watchdog is never our child and survives us in a session of its own.
-        let arguments = ["-f"] + watchdogArguments(executable: executable, interface: interface, token: token, deadline: deadline)
-        let result: (status: Int32, stdout: [UInt8], stderr: [UInt8])
+        let arguments = [setsid, "-f"] + watchdogArguments(executable: executable, interface: interface, token: token,
+                                                           deadline: deadline, extra: extra)
+        let status: ExitStatus
         do {
-            result = try Spawn.run(path: setsid, arguments: arguments, captureOutput: false)
+            status = try ProcessSpawner.run(arguments, captureOutput: false).status
         } catch {
             throw ConditionerError.unexpectedOutput("cannot start the --for watchdog: \(error)")
         }
-        guard result.status == 0 else {
-            throw ConditionerError.unexpectedOutput("cannot start the --for watchdog: setsid exited \(result.status)")
+        guard status == .exited(0) else {
+            throw ConditionerError.unexpectedOutput("cannot start the --for watchdog: setsid exited \(status.shellCode)")
         }
         return .watchdogProcess
-    }
-
-    /// Sets FD_CLOEXEC on every open descriptor above standard error.
-    static func markDescriptorsCloseOnExec() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
-        for name in names {
-            guard let fd = Int32(name), fd > 2 else { continue }
-            let flags = fcntl(fd, F_GETFD)
-            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
-        }
     }
 
     /// This program's own path, so the revert runs the same `condition`.

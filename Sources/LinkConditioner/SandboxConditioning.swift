@@ -1,4 +1,9 @@
 import Foundation
+import Sandbox
+import SystemSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What is applied to a sandbox's veth pair, kept in its registry record so that `apply --sandbox` can
 /// switch in place (the plan builder's switch needs the old settings, and the profile file may have changed).
@@ -37,6 +42,20 @@ public struct SandboxConditions: Codable, Sendable, Equatable {
     public var profile: Profile {
         Profile(name: name, downlink: downlink.settings, uplink: uplink.settings,
                 dnsDelayMicroseconds: dnsDelayMicroseconds)
+    }
+
+    /// The form kept in a sandbox's registry record (which does not know the conditioner's types).
+    public var recordText: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    public init?(recordText: String?) {
+        guard let recordText, let decoded = try? JSONDecoder().decode(Self.self, from: Data(recordText.utf8)) else {
+            return nil
+        }
+        self = decoded
     }
 }
 
@@ -99,9 +118,18 @@ public enum SandboxConditioning {
         for command in try applyPlan(profile, to: identity) { try runner.check(command) }
     }
 
+    /// Applies `profile` to a fresh sandbox and records it there, so `apply --sandbox` can switch it later.
+    public static func apply(_ profile: Profile, to sandbox: RunningSandbox, runner: any CommandRunner) throws {
+        try apply(profile, to: sandbox.identity, runner: runner)
+        try sandbox.update {
+            $0.profile = profile.name
+            $0.conditions = SandboxConditions(profile).recordText
+        }
+    }
+
     /// Switches a running sandbox from its recorded profile to `profile`, in place, and records it.
-    public static func switchProfile(to profile: Profile, sandbox id: String, registry: SandboxRegistry = .standard,
-                                     runner: any CommandRunner = ProcessRunner()) throws -> SandboxRecord {
+    public static func switchProfile(to profile: Profile, sandbox id: String, registry: SandboxRegistry,
+                                     runner: any CommandRunner) throws -> SandboxRecord {
         guard geteuid() == 0 else { throw SandboxError.notRoot }
         return try registry.withLock {
             guard var record = registry.record(id: id), record.ownerIsAlive else {
@@ -110,10 +138,10 @@ public enum SandboxConditioning {
             if profile.needsNetem && !netemAvailable(in: record.identity, runner: runner) {
                 throw SandboxNetemUnavailableError(profile: profile.name)
             }
-            let old = record.conditions?.profile ?? Profile(name: record.profile)
+            let old = SandboxConditions(recordText: record.conditions)?.profile ?? Profile(name: record.profile)
             for command in try switchPlan(from: old, to: profile, on: record.identity) { try runner.check(command) }
             record.profile = profile.name
-            record.conditions = SandboxConditions(profile)
+            record.conditions = SandboxConditions(profile).recordText
             try registry.save(record)
             return record
         }

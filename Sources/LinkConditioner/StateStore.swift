@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,6 +20,8 @@ public struct ConditionState: Codable, Sendable, Equatable {
     public var replacedIngress: Bool
     /// False while commands are still running (a crash then leaves a record `off` can clean up from).
     public var complete: Bool
+    /// The traffic conditioned (targets, exclusions); nil in records of earlier versions, meaning all of it.
+    public var selection: TrafficSelection? = nil
 
     public init(interface: InterfaceName, profile: Profile, since: Date = Date(), expiresAt: Date? = nil,
                 token: String = UUID().uuidString, replacedRoot: RecordedQdisc? = nil,
@@ -35,19 +38,14 @@ public struct ConditionState: Codable, Sendable, Equatable {
     }
 }
 
-/// State files, one per interface and network namespace: `/run/tapkit/condition/<netns inode>-<iface>.json`.
-/// `$TAPKIT_STATE_DIR` moves the directory (tests).
+/// State files, one per interface and network namespace: `/run/tapkit/condition/<netns inode>-<iface>.json`
+/// unless the executable passes another directory.
 public struct StateStore: Sendable {
     public let directory: URL
     /// Interfaces are per network namespace, so the state is too.
     public let namespaceID: String
 
-    public static var defaultDirectory: URL {
-        if let dir = ProcessInfo.processInfo.environment["TAPKIT_STATE_DIR"], !dir.isEmpty {
-            return URL(fileURLWithPath: dir)
-        }
-        return URL(fileURLWithPath: "/run/tapkit/condition")
-    }
+    public static let defaultDirectory = URL(fileURLWithPath: "/run/tapkit/condition")
 
     public init(directory: URL = StateStore.defaultDirectory, namespaceID: String = NetworkNamespace.currentID()) {
         self.directory = directory
@@ -70,12 +68,17 @@ public struct StateStore: Sendable {
         }
     }
 
+    /// The record's bytes as stored (nil: none), for telling cheaply whether it changed since it was read.
+    func recordBytes(_ interface: InterfaceName) -> Data? {
+        try? Data(contentsOf: url(interface))
+    }
+
     func createDirectory() throws {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
             throw ConditionerError.unexpectedOutput("cannot create the state directory \(directory.path): "
-                + "\(error.localizedDescription) (run as root, or set TAPKIT_STATE_DIR to a writable directory)")
+                + "\(error.localizedDescription) (run as root)")
         }
     }
 
@@ -105,14 +108,7 @@ public struct StateStore: Sendable {
     /// Runs `body` holding an exclusive lock for the interface, so apply, off and the watchdog never interleave.
     public func withLock<T>(_ interface: InterfaceName, _ body: () throws -> T) throws -> T {
         try createDirectory()
-        let fd = open(url(interface, suffix: "lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw ConditionerError.unexpectedOutput("cannot open lock file in \(directory.path): \(String(cString: strerror(errno))) (run as root)")
-        }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
-        defer { flock(fd, LOCK_UN) }
-        return try body()
+        return try FileLock.withExclusiveLock(path: url(interface, suffix: "lock").path, body)
     }
 }
 
@@ -132,11 +128,11 @@ public enum NetworkNamespace {
     /// Whether this process shares PID 1's network namespace, i.e. the machine's real interfaces,
     /// where remote sessions such as SSH arrive. When PID 1's namespace cannot be read (some containers
     /// deny it), a namespace named by `ip netns` counts as private, anything else as initial.
-    public static func isInitialNamespace() -> Bool {
+    public static func isInitialNamespace(runner: any CommandRunner) -> Bool {
         let mine = id(of: "self")
         let initial = id(of: "1")
         if initial != "unknown" && mine != "unknown" { return mine == initial }
-        let named = (try? ProcessRunner().run(["ip", "netns", "identify"]))?.stdout
+        let named = (try? runner.run(["ip", "netns", "identify"]))?.stdout
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         return named.isEmpty
     }

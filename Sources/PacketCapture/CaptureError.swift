@@ -33,7 +33,9 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
             let at = offset.map { "byte offset \($0)" } ?? "an unknown byte offset"
             return "capture file broken at packet \(index) (\(at)): \(message)"
         case .writeFailed(let path, let message):
-            return "cannot write '\(path)': \(message)"
+            // libpcap's message repeats the path ("PATH: reason"); say it once.
+            let reason = message.hasPrefix(path + ": ") ? String(message.dropFirst(path.count + 2)) : message
+            return "cannot write \(path): \(reason)"
         case .liveFailed(let interface, let message):
             return "cannot capture on \(interface): \(message)"
         }

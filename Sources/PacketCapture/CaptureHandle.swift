@@ -42,7 +42,18 @@ public struct LiveOptions: Sendable {
     public var bufferSize: Int? = nil
     /// How long the kernel may hold packets before delivering a partly filled block.
     public var timeoutMilliseconds: Int = 200
+    /// `-Q`: which packets to keep by direction (nil keeps both, libpcap's default).
+    public var direction: CaptureDirection? = nil
+    /// `-j`: a timestamp source by libpcap name (`host`, `adapter`, ...).
+    public var timestampType: String? = nil
+    /// `-y`: a link-layer header type by libpcap name (`EN10MB`, `LINUX_SLL2`, ...).
+    public var dataLinkName: String? = nil
     public init() {}
+}
+
+/// tcpdump's `-Q in|out|inout`.
+public enum CaptureDirection: String, Sendable, CaseIterable {
+    case incoming = "in", outgoing = "out", both = "inout"
 }
 
 /// Owns one libpcap handle, live or offline. Closed when the handle goes away.
@@ -115,6 +126,18 @@ public final class CaptureHandle: @unchecked Sendable {
         pcap_set_immediate_mode(pcap, options.immediate ? 1 : 0)
         pcap_set_tstamp_precision(pcap, Int32(PCAP_TSTAMP_PRECISION_NANO))
         if let size = options.bufferSize { pcap_set_buffer_size(pcap, Int32(clamping: size)) }
+        if let name = options.timestampType {
+            let value = pcap_tstamp_type_name_to_val(name)
+            guard value >= 0 else {
+                pcap_close(pcap)
+                throw .liveFailed(interface: interface, message: "invalid time stamp type \(name) (see capture -J -i \(interface))")
+            }
+            let result = pcap_set_tstamp_type(pcap, value)
+            guard result == 0 else {
+                pcap_close(pcap)
+                throw .liveFailed(interface: interface, message: "time stamp type \(name) is not supported here (see capture -J -i \(interface))")
+            }
+        }
         let status = pcap_activate(pcap)
         if status < 0 {
             let detail = String(cString: pcap_geterr(pcap))
@@ -129,7 +152,30 @@ public final class CaptureHandle: @unchecked Sendable {
                 throw .liveFailed(interface: interface, message: message)
             }
         }
-        if interface == "any" {
+        if let direction = options.direction {
+            let value: pcap_direction_t = switch direction {
+            case .incoming: PCAP_D_IN
+            case .outgoing: PCAP_D_OUT
+            case .both: PCAP_D_INOUT
+            }
+            if pcap_setdirection(pcap, value) != 0 {
+                let message = String(cString: pcap_geterr(pcap))
+                pcap_close(pcap)
+                throw .liveFailed(interface: interface, message: "cannot select direction \(direction.rawValue): \(message)")
+            }
+        }
+        if let name = options.dataLinkName {
+            let value = pcap_datalink_name_to_val(name)
+            guard value >= 0 else {
+                pcap_close(pcap)
+                throw .liveFailed(interface: interface, message: "invalid data link type \(name) (see capture -L -i \(interface))")
+            }
+            if pcap_set_datalink(pcap, value) != 0 {
+                let message = String(cString: pcap_geterr(pcap))
+                pcap_close(pcap)
+                throw .liveFailed(interface: interface, message: "\(message) (see capture -L -i \(interface))")
+            }
+        } else if interface == "any" {
             // Cooked v2 keeps the interface index and direction of each packet (tcpdump does the same);
             // stay with v1 if this libpcap cannot.
             _ = pcap_set_datalink(pcap, 276)
@@ -183,8 +229,10 @@ public final class CaptureHandle: @unchecked Sendable {
                 countedOffset += 16 + Int64(caplen)
                 let packet = CapturedPacket(
                     index: count,
+                    // Opened with nanosecond precision, so tv_usec holds nanoseconds; a hostile file's can exceed
+                    // a second (and Int32), so whole seconds are carried rather than the value truncated.
                     timestamp: Timestamp(seconds: Int64(header.pointee.ts.tv_sec),
-                                         nanoseconds: Int32(truncatingIfNeeded: header.pointee.ts.tv_usec)),
+                                         subsecondNanoseconds: Int64(header.pointee.ts.tv_usec)),
                     originalLength: Int(header.pointee.len),
                     bytes: UnsafeRawBufferPointer(start: data, count: caplen))
                 try body(packet)
@@ -250,6 +298,9 @@ public final class PacketWriter {
     }
 
     /// Flushes buffered records to the file; throws if the file cannot take them.
+    /// Bytes in the file so far (what tcpdump's -C compares with its limit).
+    public var bytesWritten: Int64 { Int64(pcap_dump_ftell64(dumper)) }
+
     public func flush() throws(CaptureError) {
         if pcap_dump_flush(dumper) != 0 { throw .writeFailed(path: path, message: String(cString: strerror(errno))) }
     }

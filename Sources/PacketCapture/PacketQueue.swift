@@ -73,9 +73,15 @@ final class PacketQueue: @unchecked Sendable {
         pthread_mutex_unlock(&mutex)
     }
 
-    /// Waits for the next packet and lends it to `body`; false once closed and empty.
-    func pop(index: Int, _ body: (CapturedPacket) throws -> Void) rethrows -> Bool {
+    /// Waits for the next packet and lends it to `body`; false once closed and empty. `idle` runs (without the
+    /// lock) once before waiting, when there is no packet to hand out right now.
+    func pop(index: Int, idle: () -> Void = {}, _ body: (CapturedPacket) throws -> Void) rethrows -> Bool {
         pthread_mutex_lock(&mutex)
+        if used == 0 && !closed {
+            pthread_mutex_unlock(&mutex)
+            idle()
+            pthread_mutex_lock(&mutex)
+        }
         while used == 0 && !closed { pthread_cond_wait(&notEmpty, &mutex) }
         if used == 0 {
             pthread_mutex_unlock(&mutex)
@@ -127,7 +133,24 @@ public final class BufferedCapture: @unchecked Sendable {
 
     /// Captures until `handle.stop()` or `limit` packets, calling `body` on this thread for each.
     public func forEachPacket(limit: Int? = nil, _ body: (CapturedPacket) throws -> Void) throws {
+        try forEachPacket(limit: limit, whenIdle: {}, body)
+    }
+
+    /// The same, and `whenIdle` runs on this thread each time it is about to wait for packets (to pass on work
+    /// held back for batching).
+    public func forEachPacket(limit: Int? = nil, whenIdle: () -> Void,
+                              _ body: (CapturedPacket) throws -> Void) throws {
         let thread = CaptureThread { [self] in
+            // This thread only moves packets from the kernel's ring into the queue; when it waits for a CPU the
+            // ring (2 MiB by default, milliseconds at gigabit rates) overflows and the kernel drops packets for
+            // good, where a slow consumer costs counted queue drops at worst. So it asks to run before the
+            // decoding threads when a CPU is contended: 10 nice steps above them. Allowed to root and CAP_SYS_NICE;
+            // otherwise it stays as is.
+            // On Linux the nice value is per thread, and `0` names the calling thread alone.
+            let which = __priority_which_t(PRIO_PROCESS.rawValue)
+            errno = 0
+            let current = getpriority(which, 0)
+            if errno == 0 { _ = setpriority(which, 0, max(-20, current - 10)) }
             do {
                 try handle.forEachPacket(limit: limit) { packet in queue.push(packet) }
             } catch {
@@ -138,7 +161,7 @@ public final class BufferedCapture: @unchecked Sendable {
         thread.start()
         var delivered = 0
         do {
-            while try queue.pop(index: delivered + 1, body) {
+            while try queue.pop(index: delivered + 1, idle: whenIdle, body) {
                 delivered += 1
                 if let limit, delivered >= limit { handle.stop() }
             }

@@ -42,6 +42,16 @@ public struct LinkHeader: Sendable {
     public var destination: MACAddress?
     /// VLAN IDs of 802.1Q/802.1ad tags, outermost first; at most two are kept, `vlanTagCount` counts all.
     public var vlanIDs: (UInt16, UInt16) = (0, 0)
+    /// The whole tag control fields (priority, DEI, ID) and the tag protocol of those two tags, for `-e`.
+    public var vlanTags: (VLANTag, VLANTag) = (VLANTag(), VLANTag())
+    /// The type field the link header itself carries (before any VLAN tags); `etherType` is the one after them.
+    public var linkEtherType: UInt16 = 0
+    /// NFLOG: the header's version and resource ID (the group), and the address family.
+    public var nflogVersion: UInt8 = 0
+    public var nflogResourceID: UInt16 = 0
+    public var nflogFamily: UInt8 = 0
+    /// NULL/LOOP: the address family word (BSD numbering).
+    public var addressFamily: UInt32 = 0
     public var vlanTagCount: Int = 0
     /// Linux cooked capture packet type (0 to us, 1 broadcast, 2 multicast, 3 other host, 4 outgoing).
     public var packetType: UInt16?
@@ -53,6 +63,16 @@ public struct LinkHeader: Sendable {
         self.length = length
         self.etherType = etherType
     }
+}
+
+/// One 802.1Q/802.1ad tag: the tag protocol (0x8100, 0x88a8, 0x9100) and the tag control information.
+public struct VLANTag: Sendable, Hashable {
+    public var tagProtocol: UInt16 = 0
+    public var controlInformation: UInt16 = 0
+    public var id: UInt16 { controlInformation & 0x0fff }
+    public var priority: UInt8 { UInt8(controlInformation >> 13) }
+    public var dropEligible: Bool { controlInformation & 0x1000 != 0 }
+    public init() {}
 }
 
 /// An IPv4 header, options excluded (their length is `headerLength - 20`).
@@ -70,6 +90,8 @@ public struct IPv4Header: Sendable {
     public var fragmentOffset: Int
     public var timeToLive: UInt8
     public var protocolNumber: UInt8
+    /// The reserved flag bit (RFC 3514's "evil" bit); tcpdump -v shows it as `rsvd`.
+    public var reservedFlag = false
     public var optionsLength: Int { headerLength - 20 }
     /// True for every piece of a fragmented datagram.
     public var isFragment: Bool { moreFragments || fragmentOffset != 0 }
@@ -140,7 +162,8 @@ public enum NetworkLayer: Sendable {
 }
 
 /// A TCP segment. `payloadLength` comes from the IP length fields; `payload` holds the bytes actually captured.
-public struct TCPSegment: Sendable {
+/// Borrows the packet's memory, so it is not `Sendable`: it lives and dies inside the capture callback.
+public struct TCPSegment {
     public var source: Endpoint
     public var destination: Endpoint
     public var sequenceNumber: UInt32
@@ -149,12 +172,18 @@ public struct TCPSegment: Sendable {
     public var window: UInt16
     public var urgentPointer: UInt16
     public var headerLength: Int
-    /// The option bytes (header beyond 20 bytes). Walk them with `TCPOptionIterator`.
-    public nonisolated(unsafe) var options: UnsafeRawBufferPointer
-    public nonisolated(unsafe) var payload: UnsafeRawBufferPointer
+    /// The captured option bytes (header beyond 20 bytes; fewer than `headerLength - 20` when the snap length cut
+    /// them). Walk them with `TCPOptionIterator`.
+    public var options: UnsafeRawBufferPointer
+    public var payload: UnsafeRawBufferPointer
     public var payloadLength: Int
     /// Fewer payload bytes were captured than the segment carried (snap length).
     public var isTruncated: Bool { payload.count < payloadLength }
+
+    /// The options as tcpdump walks them (declared length from the header, bytes as captured).
+    public var optionIterator: TCPOptionIterator {
+        TCPOptionIterator(options, declaredLength: max(headerLength - 20, 0))
+    }
 
     public init(source: Endpoint, destination: Endpoint, sequenceNumber: UInt32, acknowledgmentNumber: UInt32,
                 flags: TCPFlags, window: UInt16, urgentPointer: UInt16, headerLength: Int,
@@ -173,33 +202,62 @@ public struct TCPSegment: Sendable {
     }
 }
 
-public struct UDPDatagram: Sendable {
+/// Borrows the packet's memory (not `Sendable`).
+public struct UDPDatagram {
     public var source: Endpoint
     public var destination: Endpoint
     /// The UDP length field (header plus payload).
     public var length: Int
-    public nonisolated(unsafe) var payload: UnsafeRawBufferPointer
+    public var payload: UnsafeRawBufferPointer
     /// Payload bytes the datagram carries per the IP length.
     public var payloadLength: Int
 }
 
-/// An ICMP or ICMPv6 message.
-public struct ICMPMessage: Sendable {
+/// The IP header an ICMP error quotes: which datagram could not be delivered.
+public struct ICMPQuote: Sendable, Hashable {
+    public var source: IPAddress
+    public var destination: IPAddress
+    public var protocolNumber: UInt8
+    /// Ports of the quoted TCP or UDP header, when its first four bytes were quoted.
+    public var sourcePort: UInt16?
+    public var destinationPort: UInt16?
+}
+
+/// An ICMP or ICMPv6 message. Borrows the packet's memory (not `Sendable`).
+public struct ICMPMessage {
     public var type: UInt8
     public var code: UInt8
     /// The four bytes after the checksum (echo id and sequence, for example).
     public var restOfHeader: UInt32
-    public nonisolated(unsafe) var body: UnsafeRawBufferPointer
+    public var body: UnsafeRawBufferPointer
     /// Length of the ICMP message per the IP length fields.
     public var length: Int
+    /// ICMP errors (unreachable, time exceeded, ...): the quoted IPv4 header, when 20 bytes of it were captured.
+    public var quote: ICMPQuote?
+    /// ICMPv6 neighbor solicitation/advertisement: the target address, when captured.
+    public var target: IPAddress?
     public var identifier: UInt16 { UInt16(truncatingIfNeeded: restOfHeader >> 16) }
     public var sequence: UInt16 { UInt16(truncatingIfNeeded: restOfHeader) }
 }
 
-public enum TransportLayer: Sendable {
+/// A transport header the snap length cut: the ports always (they are the first four bytes); for TCP also the
+/// fixed 20-byte header when it was captured (its `options` then hold the option bytes that were captured).
+/// tcpdump prints such headers as far as they go, then `[|tcp]` or `[|udp]`.
+public struct CutTransportHeader {
+    public var source: Endpoint
+    public var destination: Endpoint
+    public var fixedTCPHeader: TCPSegment?
+}
+
+/// Borrows the packet's memory (not `Sendable`).
+public enum TransportLayer {
     case none
     case tcp(TCPSegment)
     case udp(UDPDatagram)
+    /// TCP whose header was not captured whole (or is malformed); `DecodedPacket.error` says why.
+    case cutTCP(CutTransportHeader)
+    /// UDP whose 8-byte header was not captured whole.
+    case cutUDP(CutTransportHeader)
     case icmp(ICMPMessage)
     case icmpv6(ICMPMessage)
     /// A non-first fragment: the upper-layer header is in another packet.
@@ -209,7 +267,8 @@ public enum TransportLayer: Sendable {
 }
 
 /// One decoded packet. Decoding stops at the first problem, which `error` describes; layers before it are filled.
-public struct DecodedPacket: Sendable {
+/// Borrows the capture's buffer through its transport views, so it is not `Sendable`.
+public struct DecodedPacket {
     public var timestamp: Timestamp
     /// Bytes captured (at most the snap length).
     public var capturedLength: Int
@@ -220,6 +279,11 @@ public struct DecodedPacket: Sendable {
     public var network: NetworkLayer
     public var transport: TransportLayer
     public var error: DecodingError?
+    /// Tunnels and encapsulations around `network`, outermost first; empty for most packets.
+    public var encapsulation = Encapsulations()
+
+    /// Where `network` starts in the captured frame: after the link header, or inside the innermost tunnel.
+    public var networkOffset: Int { encapsulation.isEmpty ? link.length : encapsulation.innerOffset }
 
     /// The capture holds fewer bytes than the packet had (snap length); decoded lengths still come from headers.
     public var isTruncated: Bool { capturedLength < originalLength }
@@ -240,68 +304,6 @@ public struct DecodedPacket: Sendable {
         case .ipv4(let header): (header.source, header.destination)
         case .ipv6(let header): (header.source, header.destination)
         default: nil
-        }
-    }
-}
-
-/// Walks TCP options without allocating.
-public struct TCPOptionIterator: IteratorProtocol, Sequence {
-    public enum Option: Sendable {
-        case endOfList
-        case noOperation
-        case maximumSegmentSize(UInt16)
-        case windowScale(UInt8)
-        case sackPermitted
-        /// SACK blocks: up to four (left, right) edges, `count` of them valid.
-        case sack(count: Int, blocks: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32))
-        case timestamp(value: UInt32, echoReply: UInt32)
-        /// TCP Fast Open (kind 34) with `cookieLength` bytes of cookie.
-        case fastOpen(cookieLength: Int)
-        case multipathTCP(length: Int)
-        case unknown(kind: UInt8, length: Int)
-        /// The option's length runs past the header.
-        case malformed(kind: UInt8)
-    }
-
-    private let bytes: UnsafeRawBufferPointer
-    private var offset = 0
-    private var done = false
-
-    public init(_ options: UnsafeRawBufferPointer) { self.bytes = options }
-
-    public mutating func next() -> Option? {
-        guard !done, offset < bytes.count else { return nil }
-        let kind = bytes[offset]
-        switch kind {
-        case 0:
-            done = true
-            return .endOfList
-        case 1:
-            offset += 1
-            return .noOperation
-        default:
-            guard offset + 1 < bytes.count else { done = true; return .malformed(kind: kind) }
-            let length = Int(bytes[offset + 1])
-            guard length >= 2, offset + length <= bytes.count else { done = true; return .malformed(kind: kind) }
-            let start = offset
-            offset += length
-            switch (kind, length) {
-            case (2, 4): return .maximumSegmentSize(bytes.u16(start + 2))
-            case (3, 3): return .windowScale(bytes[start + 2])
-            case (4, 2): return .sackPermitted
-            case (5, _) where (length - 2) % 8 == 0:
-                var edges: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0, 0, 0, 0, 0)
-                let count = Swift.min((length - 2) / 8, 4)
-                withUnsafeMutableBytes(of: &edges) { raw in
-                    let words = raw.bindMemory(to: UInt32.self)
-                    for i in 0..<(count * 2) { words[i] = bytes.u32(start + 2 + 4 * i) }
-                }
-                return .sack(count: count, blocks: edges)
-            case (8, 10): return .timestamp(value: bytes.u32(start + 2), echoReply: bytes.u32(start + 6))
-            case (34, _): return .fastOpen(cookieLength: length - 2)
-            case (30, _): return .multipathTCP(length: length)
-            default: return .unknown(kind: kind, length: length)
-            }
         }
     }
 }

@@ -1,6 +1,8 @@
 /// The protocol layer a decoding problem was found in.
 public enum Layer: String, Sendable, Hashable {
     case link, vlan, ipv4, ipv6, ipv6Extension = "ipv6-extension", tcp, udp, icmp, icmpv6, arp
+    // Tunnels and encapsulations (see Encapsulation.swift); `encapsulation` is the nesting-depth limit.
+    case gre, erspan, vxlan, geneve, mpls, pppoe, innerEthernet = "inner-ethernet", encapsulation
 }
 
 /// Why a packet could not be decoded further. Says where: layer, byte offset in the packet, needed and actual length.

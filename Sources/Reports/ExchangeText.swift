@@ -6,7 +6,7 @@ import PacketDecoding
 public enum ExchangeText {
     /// The Host header without its port, else the server address.
     static func hostWithoutPort(_ exchange: HTTPExchange) -> String {
-        guard let host = exchange.request?.headers["Host"], !host.isEmpty else { return exchange.server.address.description }
+        guard let host = exchange.request.flatMap(authority), !host.isEmpty else { return exchange.server.address.description }
         if host.hasPrefix("[") { return String(host.dropFirst().prefix { $0 != "]" }) }
         return String(host.prefix { $0 != ":" })
     }
@@ -17,7 +17,7 @@ public enum ExchangeText {
         let uri = request.uri
         if request.method == "CONNECT" { return uri }
         if let range = uri.range(of: "://") { return String(uri[range.upperBound...]) }
-        let host = request.headers["Host"].flatMap { $0.isEmpty ? nil : $0 } ?? exchange.server.description
+        let host = authority(request).flatMap { $0.isEmpty ? nil : $0 } ?? exchange.server.description
         if uri == "*" { return host + " *" }
         return host + uri
     }
@@ -32,13 +32,50 @@ public enum ExchangeText {
         return String(target.prefix { $0 != "?" && $0 != "#" })
     }
 
+    /// The Host header, or HTTP/2's `:authority` pseudo-header.
+    static func authority(_ request: HTTPRequest) -> String? {
+        request.headers["Host"] ?? request.headers[":authority"]
+    }
+
     /// `http://host/path?query` for HAR.
     static func url(_ exchange: HTTPExchange) -> String {
         guard let request = exchange.request else { return "http://\(exchange.server)/" }
         if request.uri.contains("://") { return request.uri }
         if request.method == "CONNECT" { return "https://\(request.uri)/" }
-        let host = request.headers["Host"].flatMap { $0.isEmpty ? nil : $0 } ?? exchange.server.description
-        return "http://\(host)\(request.uri.hasPrefix("/") ? request.uri : "/" + request.uri)"
+        let host = authority(request).flatMap { $0.isEmpty ? nil : $0 } ?? exchange.server.description
+        let scheme = request.headers[":scheme"].flatMap { $0 == "https" ? $0 : nil } ?? "http"
+        return "\(scheme)://\(host)\(request.uri.hasPrefix("/") ? request.uri : "/" + request.uri)"
+    }
+
+    /// `gRPC Inventory/Lookup OK 1→1 msgs`, with the status message when there is one.
+    public static func grpcSummary(_ grpc: GRPCCallFacts) -> String {
+        var out = "gRPC \(grpc.service)/\(grpc.method) "
+        out += grpc.status.map { GRPCCallFacts.statusName($0) } ?? "(no status)"
+        if let message = grpc.message, !message.isEmpty { out += " " + quoted(message) }
+        out += " \(grpc.requestMessageCount)→\(grpc.responseMessageCount) msg"
+        return out + (grpc.responseMessageCount == 1 && grpc.requestMessageCount == 1 ? "" : "s")
+    }
+
+    /// `"text"`, made safe for a terminal.
+    static func quoted(_ text: String) -> String {
+        "\"" + BodyPresentation.terminalSafe(text.replacingOccurrences(of: "\n", with: "\\n")) + "\""
+    }
+
+    /// `00 01 02 …` for the first `count` bytes.
+    static func hexSummary(_ bytes: [UInt8], count: Int) -> String {
+        let shown = bytes.prefix(count).map { String(format: "%02x", $0) }.joined(separator: " ")
+        return bytes.count > count ? shown + " …" : shown
+    }
+
+    /// `v1`, `v2`, `draft-29`, or the number in hex.
+    public static func quicVersion(_ version: UInt32) -> String {
+        switch version {
+        case 0x0000_0001: return "v1"
+        case 0x6b33_43cf: return "v2"
+        case 0: return "version negotiation"
+        case 0xff00_001d: return "draft-29"
+        default: return String(format: "version 0x%08x", version)
+        }
     }
 
     /// `312 B`, `4.1 KB`, `12.0 MB` (powers of 1000, as browsers show transfer sizes).

@@ -16,11 +16,11 @@ public final class HARWriter {
 
     public init(path: String, creatorVersion: String = "0.1") throws(WriteError) {
         self.path = path
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-              let handle = FileHandle(forWritingAtPath: path) else {
-            throw WriteError(description: "cannot write HAR file \(path): check the folder exists and is writable")
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw WriteError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
         }
-        self.handle = handle
+        self.handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var json = JSONText()
         json.raw("{\"log\":{")
         json.key("version"); json.string("1.2")
@@ -76,7 +76,13 @@ public final class HARWriter {
         json.raw(","); json.key("connection"); json.string(String(exchange.connection.rawValue))
         var notes = exchange.warnings
         if !exchange.complete { notes.insert("incomplete", at: 0) }
-        if let upgrade = exchange.upgrade { notes.append("connection switched to \(upgrade); later bytes not decoded") }
+        if let upgrade = exchange.upgrade {
+            notes.append(exchange.upgradeDecoded ? "connection switched to \(upgrade)" : "connection switched to \(upgrade); later bytes not decoded")
+        }
+        if let http2 = exchange.http2 {
+            notes.append("HTTP/2 stream \(http2.streamID)" + (http2.promisedOn.map { ", pushed on stream \($0)" } ?? ""))
+        }
+        if let grpc = exchange.grpc { notes.append(ExchangeText.grpcSummary(grpc)) }
         if !notes.isEmpty { json.raw(","); json.key("comment"); json.string(notes.joined(separator: "; ")) }
         json.raw("}")
         return json.text
@@ -108,7 +114,7 @@ public final class HARWriter {
         json.key("method"); json.string(request?.method ?? "GET")
         json.raw(","); json.key("url"); json.string(ExchangeText.url(exchange))
         json.raw(","); json.key("httpVersion"); json.string(request?.version ?? "HTTP/1.1")
-        json.raw(","); json.key("cookies"); json.raw("[]")
+        json.raw(","); json.key("cookies"); HARCookie.write(HARCookie.fromRequest(request?.headers ?? HTTPHeaders()), into: &json)
         json.raw(","); json.key("headers"); headers(request?.headers ?? HTTPHeaders(), into: &json)
         json.raw(","); json.key("queryString"); nameValues(queryPairs(request?.uri ?? ""), into: &json)
         if let request, request.body.size > 0 {
@@ -146,7 +152,7 @@ public final class HARWriter {
         json.key("status"); json.number(response.status)
         json.raw(","); json.key("statusText"); json.string(response.reason)
         json.raw(","); json.key("httpVersion"); json.string(response.version)
-        json.raw(","); json.key("cookies"); json.raw("[]")
+        json.raw(","); json.key("cookies"); HARCookie.write(HARCookie.fromResponse(response.headers), into: &json)
         json.raw(","); json.key("headers"); headers(response.headers, into: &json)
         json.raw(","); json.key("content"); json.raw("{")
         json.key("size"); json.number(response.body.size)

@@ -1,4 +1,5 @@
 import HTTPDecoding
+import TLS
 import PacketDecoding
 
 /// Whether to colour output. `auto` colours a terminal unless `NO_COLOR` is set (https://no-color.org).
@@ -65,8 +66,17 @@ public struct HTTPTextRenderer: Sendable {
             if !response.body.encoding.isEmpty { out += " (\(response.body.encoding.reversed().joined(separator: ", ")))" }
         }
         if let upgrade = exchange.upgrade {
-            out += "  " + paint(upgrade == "tunnel" ? "⇄ tunnel (not decoded)" : "⇄ \(upgrade) (not decoded)", .magenta)
+            if exchange.upgradeDecoded {
+                out += "  " + paint("⇄ \(upgrade)", .magenta)
+            } else {
+                out += "  " + paint(upgrade == "tunnel" ? "⇄ tunnel (not decoded)" : "⇄ \(upgrade) (not decoded)", .magenta)
+            }
         }
+        if let http2 = exchange.http2 {
+            let pushed = http2.promisedOn.map { " pushed on #\($0)" } ?? ""
+            out += "  " + paint("h2 #\(http2.streamID)\(pushed)", .magenta)
+        }
+        if let grpc = exchange.grpc { out += "  " + ExchangeText.grpcSummary(grpc) }
         if !exchange.complete { out += "  " + paint("[incomplete]", .yellow) }
         out += "\n"
         for warning in exchange.warnings {
@@ -86,8 +96,69 @@ public struct HTTPTextRenderer: Sendable {
             out += "  " + paint("(encrypted, not decoded)", .dim)
         case .http2Preface:
             out += paint("HTTP/2", .magenta) + " cleartext preface  " + paint("(HTTP/2 not decoded)", .dim)
+        case .quic(let version, let serverName, let alpn):
+            out += paint("QUIC", .magenta) + " " + ExchangeText.quicVersion(version) + " "
+            out += BodyPresentation.terminalSafe(serverName ?? "(no server name)")
+            if !alpn.isEmpty { out += "  ALPN " + BodyPresentation.terminalSafe(alpn.joined(separator: ", ")) }
+            out += "  " + paint("(HTTP/3 labelled, not decoded)", .dim)
         }
         return out + "\n"
+    }
+
+    /// One WebSocket message: `time sender → receiver  WS text 16 B "hello"`.
+    public func render(_ message: WebSocketMessage) -> String {
+        var out = paint(ExchangeText.timeOfDay(message.time, utc: options.utc), .dim) + " "
+        let fromClient = message.direction == .clientToServer
+        out += fromClient ? "\(message.client) → \(message.server)  " : "\(message.server) → \(message.client)  "
+        out += paint("WS", .magenta) + " " + paint(message.kind.rawValue, .bold)
+        switch message.kind {
+        case .close:
+            if let code = message.closeCode { out += " \(code)" }
+            if let reason = message.closeReason, !reason.isEmpty { out += " " + ExchangeText.quoted(reason) }
+        case .text:
+            out += " " + ExchangeText.size(message.size)
+            let text = String(decoding: message.kept.prefix(options.verbose ? options.bodyLimit : 80), as: UTF8.self)
+            out += "  " + ExchangeText.quoted(text) + (message.kept.count < message.size || (!options.verbose && message.kept.count > 80) ? "…" : "")
+        default:
+            out += " " + ExchangeText.size(message.size)
+            if !message.kept.isEmpty { out += "  " + paint(ExchangeText.hexSummary(message.kept, count: 16), .dim) }
+        }
+        if message.compressed { out += "  " + paint("(deflate)", .dim) }
+        if message.frames > 1 { out += "  " + paint("(\(message.frames) frames)", .dim) }
+        out += "\n"
+        for warning in message.warnings {
+            out += "    " + paint("! " + BodyPresentation.terminalSafe(warning), .yellow) + "\n"
+        }
+        return out
+    }
+
+    /// The TLS line of a connection the decrypting layer saw (with a key log): version, suite, SNI, ALPN, resumption
+    /// and whether it was decrypted. With -v, what the client offered follows on indented lines.
+    public func render(_ session: TLSSessionFacts) -> String {
+        var out = paint(ExchangeText.timeOfDay(session.time, utc: options.utc), .dim) + " "
+        out += "\(session.client) → \(session.server)  " + paint(session.versionName ?? "TLS", .magenta)
+        if let suite = session.cipherSuiteName { out += " " + suite }
+        out += " " + BodyPresentation.terminalSafe(session.serverName ?? "(no server name)")
+        if let alpn = session.alpn {
+            out += "  ALPN " + BodyPresentation.terminalSafe(alpn)
+        } else if !session.offeredALPN.isEmpty {
+            out += "  ALPN offered " + BodyPresentation.terminalSafe(session.offeredALPN.joined(separator: ", "))
+        }
+        if session.resumed { out += "  resumed" }
+        if session.helloRetryRequest { out += "  HRR" }
+        switch session.decryption {
+        case .decrypted: out += "  " + paint("(decrypted)", .dim)
+        case .noKeyLogged: out += "  " + paint("(no key logged for this session)", .yellow)
+        case .unsupported(let reason): out += "  " + paint("(not decrypted: \(reason))", .yellow)
+        }
+        out += "\n"
+        if options.verbose {
+            if !session.offeredALPN.isEmpty {
+                out += "    offered ALPN: " + BodyPresentation.terminalSafe(session.offeredALPN.joined(separator: ", ")) + "\n"
+            }
+            if session.earlyDataOffered { out += "    0-RTT early data offered\n" }
+        }
+        return out
     }
 
     public func render(warning message: String, time: Timestamp) -> String {
@@ -118,6 +189,14 @@ public struct HTTPTextRenderer: Sendable {
             out += "  " + paint("< \(response.version) \(response.status) \(response.reason)", statusStyle(response.status)) + "\n"
             for field in response.headers { out += "  < " + BodyPresentation.terminalSafe("\(field.name): \(field.value)") + "\n" }
             out += body(response.body)
+        }
+        if let grpc = exchange.grpc {
+            for (index, message) in grpc.requestMessages.enumerated() {
+                out += "  > " + paint("gRPC message \(index + 1): \(ExchangeText.size(message.size))\(message.compressed ? " compressed" : "")  \(message.hexPrefix)", .dim) + "\n"
+            }
+            for (index, message) in grpc.responseMessages.enumerated() {
+                out += "  < " + paint("gRPC message \(index + 1): \(ExchangeText.size(message.size))\(message.compressed ? " compressed" : "")  \(message.hexPrefix)", .dim) + "\n"
+            }
         }
         return out + "\n"
     }

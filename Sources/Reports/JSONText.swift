@@ -191,14 +191,17 @@ struct JSONText {
 
     /// Seconds with microsecond precision, no exponent.
     mutating func seconds(_ value: Double) {
+        // Beyond about 292,000 years the microseconds do not fit an Int64 (a hostile file's times can): print
+        // whole seconds, which is all a Double holds at that size. NaN or infinity cannot be JSON: null.
+        guard value.isFinite else { null(); return }
+        guard abs(value) < 9e12 else { largeNumber(value, decimals: 6); return }
         let micros = Int64((value * 1_000_000).rounded())
         guard micros >= 0 else {
-            // Before 1970: kept exactly as the String-based spelling had it.
-            let fraction = String(micros % 1_000_000)
-            rawText(String(micros / 1_000_000))
+            // Before 1970: the sign, then the magnitude (the String-based spelling printed "0.-250000").
+            out.append(UInt8(ascii: "-"))
+            digits(micros.magnitude / 1_000_000, width: 1)
             out.append(UInt8(ascii: "."))
-            for _ in fraction.utf8.count..<6 { out.append(UInt8(ascii: "0")) }
-            rawText(fraction)
+            digits(micros.magnitude % 1_000_000, width: 6)
             return
         }
         digits(UInt64(micros / 1_000_000), width: 1)
@@ -208,12 +211,22 @@ struct JSONText {
 
     /// Milliseconds with three decimals (HAR timings).
     mutating func milliseconds(_ value: Double) {
+        guard value.isFinite else { null(); return }
+        guard value < 9e15 else { largeNumber(value, decimals: 3); return }
         let thousandths = Int64((max(value, 0) * 1000).rounded())
         let fraction = String(thousandths % 1000)
         rawText(String(thousandths / 1000))
         out.append(UInt8(ascii: "."))
         for _ in fraction.utf8.count..<3 { out.append(UInt8(ascii: "0")) }
         rawText(fraction)
+    }
+
+    /// A finite value too large for the exact paths, as whole units (saturating at Int64's range) and zeros.
+    private mutating func largeNumber(_ value: Double, decimals: Int) {
+        let whole = min(max(value.rounded(.towardZero), -9.2e18), 9.2e18)
+        rawText(String(Int64(whole)))
+        out.append(UInt8(ascii: "."))
+        for _ in 0..<decimals { out.append(UInt8(ascii: "0")) }
     }
 
     mutating func bool(_ value: Bool) { value ? raw("true") : raw("false") }

@@ -13,9 +13,7 @@ public struct PacketJSONRenderer {
         output.append("{\"index\":")
         output.append(decimal: index)
         output.append(",\"timestamp\":")
-        output.append(decimal: packet.timestamp.seconds)
-        output.append(".")
-        output.append(decimal: max(packet.timestamp.nanoseconds, 0), width: 9)
+        output.append(seconds: packet.timestamp)
         output.append(",\"captured_length\":")
         output.append(decimal: packet.capturedLength)
         output.append(",\"original_length\":")
@@ -89,11 +87,24 @@ public struct PacketJSONRenderer {
             output.append(decimal: segment.window)
             output.append(",\"payload_length\":")
             output.append(decimal: segment.payloadLength)
+            if segment.payloadLength > 2, segment.payload.count >= 2, segment.source.port == 53 || segment.destination.port == 53 {
+                // DNS over TCP: a two-byte length prefix, then the message (RFC 1035 section 4.2.2).
+                let prefix = DNSMessage(bytes: segment.payload, length: segment.payloadLength).u16(at: 0) ?? 0
+                if Int(prefix) == segment.payloadLength - 2 {
+                    appendDNS(DNSMessage(bytes: UnsafeRawBufferPointer(rebasing: segment.payload[2...]),
+                                         length: segment.payloadLength - 2), to: &output)
+                }
+            }
         case .udp(let datagram):
             output.append(",\"transport\":\"udp\"")
             appendPorts(datagram.source.port, datagram.destination.port, to: &output)
             output.append(",\"payload_length\":")
             output.append(decimal: datagram.payloadLength)
+            if datagram.source.port == 53 || datagram.destination.port == 53 {
+                appendDNS(DNSMessage(bytes: datagram.payload, length: max(datagram.length - 8, 0)), to: &output)
+            } else {
+                appendUDPService(datagram, to: &output)  // DHCP, NTP: PacketServicesJSON.swift
+            }
         case .icmp(let message), .icmpv6(let message):
             if case .icmp = packet.transport { output.append(",\"transport\":\"icmp\"") } else { output.append(",\"transport\":\"icmpv6\"") }
             output.append(",\"icmp_type\":")
@@ -106,9 +117,10 @@ public struct PacketJSONRenderer {
             output.append(",\"transport\":\"fragment\"")
         case .other:
             output.append(",\"transport\":\"other\"")
-        case .none:
+        case .none, .cutTCP, .cutUDP:
             output.append(",\"transport\":null")
         }
+        appendEncapsulation(packet, to: &output)  // tunnels: PacketJSONEncapsulation.swift
         if let error = packet.error {
             output.append(",\"error\":\"")
             appendEscaped(error.description, to: &output)
@@ -134,15 +146,6 @@ public struct PacketJSONRenderer {
     }
 
     private func appendEscaped(_ text: String, to output: inout PacketOutput) {
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append("\\\"")
-            case UInt8(ascii: "\\"): output.append("\\\\")
-            case 0..<0x20:
-                output.append("\\u00")
-                output.append(hexByte: byte)
-            default: output.append(byte)
-            }
-        }
+        output.appendJSONEscaped(text.utf8)
     }
 }

@@ -12,6 +12,10 @@ public struct PacketOutput {
     public var flushThreshold: Int
     /// Set when a write failed (a closed pipe, say); later output is discarded.
     public private(set) var writeFailed = false
+    /// Set by a packet printer that stopped where tcpdump's would long-jump out of its printer at the end of the
+    /// captured bytes (a field read past them, ND_TRUNCATED) rather than end the line itself: tcpdump then dumps
+    /// the whole frame for -x/-X/-A, link header included. PacketLineRenderer clears it before each packet.
+    public var printerRanOutOfBytes = false
 
     public init(fileDescriptor: Int32 = 1, flushThreshold: Int = 1 << 16) {
         self.fileDescriptor = fileDescriptor
@@ -32,10 +36,36 @@ public struct PacketOutput {
 
     public mutating func append(raw: UnsafeRawBufferPointer) { bytes.append(contentsOf: raw) }
 
+    /// JSON string content (RFC 8259), with the same escapes as JSONText: `\"`, `\\`, `\n`, `\r`, `\t`, other
+    /// control bytes as `\u00XX`. `bytesAboveASCII` escapes bytes above 0x7e as `\u00XX` too, for bytes that are
+    /// not known to be UTF-8 (DNS names and TXT strings).
+    public mutating func appendJSONEscaped<Bytes: Sequence<UInt8>>(_ source: Bytes, bytesAboveASCII: Bool = false) {
+        for byte in source {
+            switch byte {
+            case UInt8(ascii: "\""): append("\\\"")
+            case UInt8(ascii: "\\"): append("\\\\")
+            case 0x0a: append("\\n")
+            case 0x0d: append("\\r")
+            case 0x09: append("\\t")
+            default:
+                if byte < 0x20 || (bytesAboveASCII && byte > 0x7e) {
+                    append("\\u00")
+                    append(hexByte: byte)
+                } else {
+                    append(byte)
+                }
+            }
+        }
+    }
+
+    /// Takes back the last byte appended (and not yet flushed).
+    public mutating func removeLast() { if !bytes.isEmpty { bytes.removeLast() } }
+
     public mutating func append<T: BinaryInteger>(decimal value: T) {
         if value < 0 {
+            // The magnitude, not the negation: -Int64.min does not fit in an Int64.
             bytes.append(UInt8(ascii: "-"))
-            append(decimal: UInt64(-Int64(value)))
+            append(decimal: UInt64(truncatingIfNeeded: value.magnitude))
             return
         }
         var number = UInt64(value)
@@ -54,11 +84,31 @@ public struct PacketOutput {
 
     /// `value` in decimal, left-padded with zeros to `width` digits.
     public mutating func append<T: BinaryInteger>(decimal value: T, width: Int) {
-        var magnitude = UInt64(value)
+        var magnitude = UInt64(truncatingIfNeeded: value.magnitude)
         var digits = 1
         while magnitude >= 10 { magnitude /= 10; digits += 1 }
         if digits < width { for _ in digits..<width { bytes.append(48) } }
         append(decimal: value)
+    }
+
+    /// A capture time as seconds since 1970 with `fractionDigits` (at most 9) decimals, exact for every value
+    /// a file can hold: `-0.250000000` for a quarter second before 1970, not `-1.750000000`.
+    public mutating func append(seconds time: Timestamp, fractionDigits: Int = 9) {
+        let digits = min(max(fractionDigits, 1), 9)
+        var scale: Int64 = 1
+        for _ in digits..<9 { scale *= 10 }
+        let nanoseconds = Int64(min(max(time.nanoseconds, 0), 999_999_999))
+        if time.seconds < 0 && nanoseconds > 0 {
+            // seconds + nanoseconds/1e9 with seconds negative: print -(|seconds| - 1).(1e9 - nanoseconds).
+            bytes.append(UInt8(ascii: "-"))
+            append(decimal: time.seconds.magnitude - 1)
+            bytes.append(UInt8(ascii: "."))
+            append(decimal: (1_000_000_000 - nanoseconds) / scale, width: digits)
+        } else {
+            append(decimal: time.seconds)
+            bytes.append(UInt8(ascii: "."))
+            append(decimal: nanoseconds / scale, width: digits)
+        }
     }
 
     private static let hexDigits: StaticString = "0123456789abcdef"
@@ -84,48 +134,9 @@ public struct PacketOutput {
         }
     }
 
-    /// Dotted quad, or RFC 5952 IPv6 text (as tcpdump and `IPAddress.description` print them).
+    /// Dotted quad, or RFC 5952 IPv6 text, as tcpdump prints them (`IPAddress.withText`, the one formatter).
     public mutating func append(_ address: IPAddress) {
-        switch address {
-        case .v4(let a):
-            append(decimal: a >> 24); append(UInt8(ascii: "."))
-            append(decimal: (a >> 16) & 0xff); append(UInt8(ascii: "."))
-            append(decimal: (a >> 8) & 0xff); append(UInt8(ascii: "."))
-            append(decimal: a & 0xff)
-        case .v6(let high, let low):
-            if high == 0 && (low >> 32) == 0xffff {
-                append("::ffff:")
-                append(IPAddress.v4(UInt32(truncatingIfNeeded: low)))
-                return
-            }
-            @inline(__always) func group(_ i: Int) -> UInt16 {
-                i < 4 ? UInt16(truncatingIfNeeded: high >> UInt64(48 - 16 * i))
-                    : UInt16(truncatingIfNeeded: low >> UInt64(48 - 16 * (i - 4)))
-            }
-            var bestStart = -1, bestLength = 0, runStart = -1
-            for i in 0...8 {
-                if i < 8 && group(i) == 0 {
-                    if runStart < 0 { runStart = i }
-                } else if runStart >= 0 {
-                    if i - runStart > bestLength && i - runStart >= 2 { bestStart = runStart; bestLength = i - runStart }
-                    runStart = -1
-                }
-            }
-            var i = 0
-            var needColon = false
-            while i < 8 {
-                if i == bestStart {
-                    append("::")
-                    i += bestLength
-                    needColon = false
-                    continue
-                }
-                if needColon { append(UInt8(ascii: ":")) }
-                append(hex: group(i))
-                needColon = true
-                i += 1
-            }
-        }
+        address.withText { bytes.append(contentsOf: $0) }
     }
 
     public mutating func append(_ mac: MACAddress) {

@@ -3,6 +3,8 @@ import Foundation
 import PacketCapture
 import PacketDecoding
 import Reports
+import SystemSupport
+import TLS
 
 /// Where packets come from: `-i`, `-r`, and how many and how much of each to take.
 struct SourceOptions: ParsableArguments {
@@ -40,15 +42,6 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: .customShort("q"), help: "Quick output: shorter lines, e.g. 'tcp 269'.")
     var quiet = false
 
-    @Flag(name: .customShort("t"), help: "Do not print a timestamp on each line.")
-    var noTimestamp = false
-
-    @Flag(name: .customShort("A"), help: "Print each packet (from the network header) in ASCII.")
-    var ascii = false
-
-    @Flag(name: .customShort("X"), help: "Print each packet (from the network header) in hex and ASCII.")
-    var hexAndASCII = false
-
     @Flag(help: "Write one JSON object per packet (NDJSON) instead of text lines.")
     var json = false
 
@@ -77,14 +70,21 @@ struct CaptureCommand: ParsableCommand {
               capture -i eth0 -w out.pcap          save packets for later
               capture -r app.pcap --json           one JSON object per packet
               capture -D                           list interfaces
+              sudo capture --http -- curl -s URL   one command's traffic, from a sandbox of its own
 
             Live capture needs root or: sudo setcap cap_net_raw,cap_net_admin=eip <path to capture>
             Exit status: 0 ok; 1 error (unreadable or broken capture, no permission); 2 bad filter; 64 bad usage.
-            """)
+            """,
+        version: "capture (TapKit) 0.2.0\n\(CaptureHandle.libraryVersion)")
 
     @OptionGroup var source: SourceOptions
     @OptionGroup var output: OutputOptions
+    @OptionGroup(title: "Packet lines (tcpdump's flags)") var lineOptions: PacketLineOptions
+    @OptionGroup(title: "Capture control (tcpdump's flags)") var control: CaptureControlOptions
     @OptionGroup(title: "HTTP view (--http)") var httpOptions: HTTPOptions
+    @OptionGroup(title: "Summaries and one connection (--stats, --follow)") var statsOptions: StatsOptions
+    @OptionGroup(title: "TLS decryption") var tlsOptions: TLSOptions
+    @OptionGroup(title: "One command's traffic (-- COMMAND)") var commandOptions: CommandOptions
 
     @Flag(name: [.customShort("D"), .customLong("list-interfaces")],
           help: "List the interfaces capture can use, with index, state and addresses, then exit.")
@@ -92,14 +92,14 @@ struct CaptureCommand: ParsableCommand {
 
     /// tcpdump users write `-c10` and `-ieth0`; ArgumentParser wants `-c 10`. Split those before parsing.
     static func main() {
-        main(normalizedArguments(Array(CommandLine.arguments.dropFirst())))
+        main(CommandArguments.split(Array(CommandLine.arguments.dropFirst()), normalizing: normalizedArguments))
     }
 
     static func normalizedArguments(_ arguments: [String]) -> [String] {
         var result: [String] = []
         for argument in arguments {
             let characters = Array(argument)
-            if characters.count > 2, characters[0] == "-", "irwcsB".contains(characters[1]) {
+            if characters.count > 2, characters[0] == "-", "irwcsBCGWZyQFj".contains(characters[1]) {
                 result.append(String(characters[0...1]))
                 result.append(String(characters[2...]))
             } else {
@@ -110,25 +110,47 @@ struct CaptureCommand: ParsableCommand {
     }
 
     func validate() throws {
-        if listInterfaces { return }
+        if listInterfaces || commandOptions.watchdogSandbox != nil { return }
+        try commandOptions.validate(source: source)
         if source.interface != nil && source.readFile != nil {
             throw ValidationError("Give either -i (live) or -r (file), not both.")
         }
-        if source.interface == nil && source.readFile == nil {
+        if source.interface == nil && source.readFile == nil && commandOptions.command.isEmpty {
             throw ValidationError("Say where packets come from: -i INTERFACE for live capture, or -r FILE to read a capture.")
         }
+        try control.validate(live: source.readFile == nil, writeFile: output.writeFile, http: output.http,
+                             filterGiven: source.filter != nil)
         if let count = source.count, count <= 0 { throw ValidationError("-c needs a positive packet count.") }
         if let snap = source.snapLength, snap < 0 { throw ValidationError("-s needs a snap length of 0 or more.") }
-        if let kib = source.bufferKiB, kib <= 0 { throw ValidationError("-B needs a positive buffer size in KiB.") }
-        if output.json && (output.quiet || output.ascii || output.hexAndASCII) {
-            throw ValidationError("--json cannot be combined with -q, -A or -X.")
+        if let kib = source.bufferKiB, kib <= 0 || kib > Int(Int32.max) / 1024 {
+            // libpcap takes the size as a C int; tcpdump refuses larger values the same way.
+            throw ValidationError("invalid packet buffer size \(kib) KiB for -B: give 1 to \(Int(Int32.max) / 1024).")
         }
-        if output.http && output.writeFile != nil {
-            throw ValidationError("--http cannot be combined with -w.")
+        // The ring is kernel memory that cannot be swapped out; libpcap quietly shrinks a ring the kernel cannot
+        // allocate, so a size beyond what the machine has free is refused rather than silently reduced.
+        if let kib = source.bufferKiB, source.readFile == nil, let available = MemoryInfo.availableBytes(),
+           kib * 1024 > available {
+            throw ValidationError("-B \(kib) KiB is more than the \(available / 1024) KiB of memory this machine has "
+                                  + "available (MemAvailable in /proc/meminfo); the kernel cannot give the capture ring "
+                                  + "that much. Give a smaller -B.")
+        }
+        let verboseFlag = httpOptions.verbose && !output.http ? "-" + String(repeating: "v", count: httpOptions.verbosity) : nil
+        if output.json, let flag = output.quiet ? "-q" : lineOptions.firstGiven ?? verboseFlag {
+            throw ValidationError("\(flag) changes packet lines; --json writes packets as JSON objects, so it does nothing there.")
+        }
+        if output.http, let flag = output.quiet ? "-q" : lineOptions.firstGiven {
+            throw ValidationError("\(flag) changes packet lines; --http shows exchanges, not packets, so it does nothing there.")
+        }
+        if output.http && output.writeFile == "-" {
+            throw ValidationError("-w - would mix packets into the --http view on standard output; give -w a file name.")
         }
         try httpOptions.validate(http: output.http)
-        if output.writeFile != nil && (output.json || output.ascii || output.hexAndASCII) {
-            throw ValidationError("-w writes packets to a file; it cannot be combined with --json, -A or -X.")
+        try statsOptions.validate(output: output, lineFlag: lineOptions.firstGiven)
+        if tlsOptions.keyLogFile != nil && !output.http && !statsOptions.stats && !(output.writeFile?.hasSuffix(".pcapng") ?? false) {
+            throw ValidationError("--keylog decrypts TLS for the HTTP view (--http) and --stats, or embeds its secrets in -w FILE.pcapng.")
+        }
+        if output.writeFile != nil && !output.http, let flag = output.json ? "--json" : lineOptions.firstGiven ?? verboseFlag {
+            throw ValidationError("-w writes packets to a file instead of printing them, so \(flag) would do nothing; leave it out.")
         }
     }
 
@@ -137,44 +159,81 @@ struct CaptureCommand: ParsableCommand {
             try printInterfaces()
             return
         }
+        if control.listDataLinkTypes || control.listTimestampTypes {
+            try printInterfaceCapabilities()
+            return
+        }
+        if let id = commandOptions.watchdogSandbox { return commandOptions.watch(id) }
         do {
-            try capture()
+            if commandOptions.command.isEmpty { try capture() } else { try captureCommand() }
         } catch let error as CaptureError {
             printError(error.description)
             if case .badFilter = error { throw ExitCode(2) }
             throw ExitCode(1)
         } catch let error as PacketDecoder.UnsupportedLinkType {
-            printError("\(error.description)")
+            // libpcap's own name and description (PPP_SERIAL, "PPP over serial"), as tcpdump would print them.
+            let value = error.linkType.rawValue
+            let name = CaptureHandle.linkTypeName(value) ?? error.linkType.name
+            let description = CaptureHandle.linkTypeDescription(value).map { "\($0), " } ?? ""
+            printError("unsupported link type \(name) (\(description)DLT \(value)); capture can print EN10MB, LINUX_SLL, "
+                       + "LINUX_SLL2, RAW, IPV4, IPV6, NULL, LOOP and NFLOG captures; -w still saves any link type unchanged.")
             throw ExitCode(1)
         }
     }
 
-    private func capture() throws {
+    /// `command`, when given, names the sandbox interface to capture on and starts its command once the handle
+    /// is live; it then owns the signals (forwarded to the command) and stops the capture when the command ends.
+    func capture(command: CommandCapture? = nil) throws {
         let handle: CaptureHandle
         if let path = source.readFile {
             handle = try CaptureHandle.openOffline(path)
         } else {
-            handle = try openLive(source.interface!)
+            handle = try openLive(command?.interface ?? source.interface!)
         }
-        if let filter = source.filter { try handle.setFilter(filter) }
+        if let filter = try source.filter ?? control.filterFromFile() { try handle.setFilter(filter) }
         // Writing copies frames unchanged, so any link type can be saved; printing needs a decoder.
         let decoder = output.writeFile == nil ? try PacketDecoder(linkType: handle.linkType) : nil
         announce(handle)
 
-        let session = SignalSession(handle: handle)
-        defer { session.finish() }
-        if output.http {
-            try runHTTPMode(handle: handle, source: source, output: output, http: httpOptions)
+        try command?.start(stopping: handle)
+        let session = command == nil ? SignalSession(handle: handle) : nil
+        defer { session?.finish() }
+        if statsOptions.stats {
+            let keys = try tlsOptions.openKeySource(live: handle.isLive, readFile: source.readFile)
+            try runStatsMode(handle: handle, source: source, json: output.json, keys: keys)
             return
         }
-        var consumer = try PacketConsumer(handle: handle, decoder: decoder, output: output)
-        defer { consumer.finish() }
-        if handle.isLive {
-            let buffered = BufferedCapture(handle: handle)
-            defer { printLiveStatistics(handle: handle, captured: consumer.packetsSeen, queueDrops: buffered.droppedByQueue) }
-            try runPacketLoop(buffered, limit: source.count, consumer: &consumer)
-        } else {
-            try runPacketLoop(handle, limit: source.count, consumer: &consumer)
+        if let follow = statsOptions.follow {
+            try runFollowMode(handle: handle, source: source, target: try statsOptions.parsedFollowTarget(follow),
+                              format: statsOptions.followFormat ?? .ascii)
+            return
+        }
+        if output.http {
+            let keys = try tlsOptions.openKeySource(live: handle.isLive, readFile: source.readFile)
+            try runHTTPMode(handle: handle, source: source, output: output, http: httpOptions, keys: keys)
+            return
+        }
+        var consumer = try PacketConsumer(handle: handle, decoder: decoder, output: output, lineOptions: lineOptions,
+                                          verbosity: httpOptions.verbosity, control: control)
+        if command == nil { try control.dropPrivilegesIfAsked() }
+        do {
+            defer { consumer.finish() }
+            if handle.isLive {
+                let buffered = BufferedCapture(handle: handle)
+                defer { printLiveStatistics(handle: handle, captured: consumer.packetsSeen, queueDrops: buffered.droppedByQueue) }
+                try runPacketLoop(buffered, limit: source.count, consumer: &consumer)
+            } else {
+                try runPacketLoop(handle, limit: source.count, consumer: &consumer)
+            }
+        }
+        // -w FILE.pcapng with a key log: the file gets a Decryption Secrets Block, so Wireshark opens it decrypted.
+        if let path = output.writeFile, path.hasSuffix(".pcapng"), let keyLog = try tlsOptions.keyLogTextForEmbedding() {
+            do {
+                try PcapngSecrets.rewritePcapAsPcapng(path: path, keyLog: keyLog)
+            } catch {
+                printError("\(error)")
+                throw ExitCode(1)
+            }
         }
     }
 
@@ -184,12 +243,41 @@ struct CaptureCommand: ParsableCommand {
         if let kib = source.bufferKiB { options.bufferSize = kib * 1024 }
         // Deliver packets as they come when a person is watching; batch them when writing to a file or pipe.
         options.immediate = (isatty(STDOUT_FILENO) == 1 || output.lineBuffered) && output.writeFile == nil
+        control.apply(to: &options)
         var interface = name
         if let position = Int(name), position > 0, let interfaces = try? NetworkInterface.all(),
            position <= interfaces.count, !interfaces.contains(where: { $0.name == name }) {
             interface = interfaces[position - 1].name
         }
         return try CaptureHandle.openLive(interface, options: options)
+    }
+
+    /// `-L` and `-J`, in tcpdump's words.
+    private func printInterfaceCapabilities() throws {
+        let interface = source.interface!
+        do {
+            var text = ""
+            if control.listDataLinkTypes {
+                text += "Data link types for \(interface) (use option -y to set):\n"
+                for type in try CaptureHandle.dataLinkTypes(interface: interface) {
+                    text += "  \(type.name) (\(type.description))\n"
+                }
+            }
+            if control.listTimestampTypes {
+                let types = try CaptureHandle.timestampTypes(interface: interface)
+                if types.isEmpty {
+                    text += "Time stamp type cannot be set for \(interface)\n"
+                } else {
+                    text += "Time stamp types for \(interface) (use option -j to set):\n"
+                    for type in types { text += "  \(type.name) (\(type.description))\n" }
+                }
+            }
+            // tcpdump writes these lists to standard error; so do we, so scripts behave the same.
+            FileHandle.standardError.write(Data(text.utf8))
+        } catch {
+            printError(error.description)
+            throw ExitCode(1)
+        }
     }
 
     /// tcpdump's first line on standard error, so users know what they are looking at.

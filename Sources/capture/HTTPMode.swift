@@ -1,54 +1,169 @@
 import ArgumentParser
 import FlowReassembly
 import Foundation
+import HTTP2
 import HTTPDecoding
 import PacketCapture
 import PacketDecoding
 import Reports
+import TLS
 
-/// `--http`: packets -> TCP reassembly -> HTTP/1.x exchanges -> the terminal view, NDJSON and/or HAR.
-func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOptions, http: HTTPOptions) throws {
-    let decoder = try PacketDecoder(linkType: handle.linkType)
+/// `--http`: packets -> TCP reassembly -> HTTP/1.x exchanges (HTTP/2 streams and WebSocket messages through the
+/// HTTP2 module's takeover) -> the terminal view, NDJSON and/or HAR. With two threads (`--threads`), the layers
+/// after reassembly run on the second one (see `StreamPipeline`), and cleartext connections are shared between
+/// both when the second is the slower (see `ConnectionSplitter`).
+func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOptions, http: HTTPOptions,
+                 keys: TLSKeySource?) throws {
+    let packetDecoder = try PacketDecoder(linkType: handle.linkType)
     let sink = try HTTPOutputSink(handle: handle, output: output, http: http)
+    // Also when reading fails part-way (a truncated file): what was decoded before the damage is still shown.
+    defer { sink.finish() }
     var limits = HTTPDecoderLimits()
     // Keep decoded bytes only for what will show them: -v up to --body-limit, HAR up to 1 MiB per body.
     limits.bodyKeepBytes = max(http.verbose && !output.json ? http.bodyLimit : 0, http.harFile != nil ? 1 << 20 : 0)
-    var consumer = HTTPStreamDecoder(limits: limits) { event in sink.handle(event) }
-    var reassembler = TCPReassembler()
-
-    var lastTime: Timestamp?
-    let packetLoop: (CapturedPacket) throws -> Void = { packet in
-        lastTime = packet.timestamp
-        let decoded = decoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)
-        reassembler.process(decoded, into: &consumer)
+    let show: (SinkCall) -> Void = { call in
+        switch call {
+        case .event(let event): sink.handle(event)
+        case .tls(let session): sink.handle(tls: session)
+        }
     }
-    var failure: Error?
-    var packetsSeen = 0
-    do {
-        if handle.isLive {
-            let buffered = BufferedCapture(handle: handle)
-            defer { printLiveStatistics(handle: handle, captured: packetsSeen, queueDrops: buffered.droppedByQueue) }
-            try buffered.forEachPacket(limit: source.count) { packet in
-                packetsSeen += 1
-                try packetLoop(packet)
+    func makeDecoder(_ deliver: @escaping (SinkCall) -> Void) -> HTTPStreamDecoder {
+        HTTPStreamDecoder(limits: limits, takeover: HTTP2Takeover().factory) { deliver(.event($0)) }
+    }
+    // QUIC Initials on UDP 443 are labelled (HTTP/3 is not decoded): on the reading thread, shown in order with
+    // the exchanges.
+    var quicLabeler = QUICLabeler()
+    let loop = HTTPLoop(handle: handle, source: source, writeFile: output.writeFile, packetDecoder: packetDecoder,
+                        pipeline: http.pipelinePolicy(handle: handle, readFile: source.readFile, output: output),
+                        label: { quicLabeler.inspect($0, at: $1) }, show: show)
+    if let keys {
+        // TLS first: decrypted application data reaches the HTTP decoder as if it were cleartext.
+        var tlsLimits = TLSDecryptionLimits()
+        if !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
+        var consumer = TLSDecryptingConsumer(keys: keys, limits: tlsLimits, inner: makeDecoder(show)) {
+            show(.tls($0))
+        }
+        // One key log for every connection: all of them are decoded on one thread.
+        try loop.run(consumer: &consumer, local: nil) {
+            $0.reportKeyLogWarnings(at: $1)
+            $0.inner.flush(at: $1)
+        }
+    } else {
+        var consumer = makeDecoder(show)
+        let route = SinkRoute(sink: show)
+        try loop.run(consumer: &consumer, local: (makeDecoder(route.deliver), route)) { $0.flush(at: $1) }
+    }
+}
+
+/// Reads packets through reassembly into a consumer until the source ends, then closes what is still open.
+private struct HTTPLoop {
+    let handle: CaptureHandle
+    let source: SourceOptions
+    let writeFile: String?
+    let packetDecoder: PacketDecoder
+    /// nil: everything on this thread.
+    let pipeline: StreamPipelinePolicy?
+    /// Looks at every UDP datagram (QUIC labels), on the reading thread.
+    let label: (UDPDatagram, Timestamp) -> ConnectionNotice?
+    /// Shows output, on the thread that runs the consumer.
+    let show: (SinkCall) -> Void
+
+    /// `local`: a second decoder for the reading thread, when connections may be shared between the threads.
+    func run<Consumer: StreamConsumer>(consumer: inout Consumer, local: (consumer: Consumer, route: SinkRoute)?,
+                                       flush: (inout Consumer, Timestamp) -> Void) throws {
+        var reassembler = TCPReassembler()
+        // -w with --http: every packet is saved as it arrives, whatever the view shows or filters out.
+        let writer = try writeFile.map { try handle.makeWriter(path: $0) }
+        defer { try? writer?.flush() }
+
+        var lastTime: Timestamp?
+        var packetsCut = 0, packetsRead = 0, longestCut = 0
+        func feed<Target: StreamConsumer>(_ packet: CapturedPacket, into target: inout Target) -> ConnectionNotice? {
+            packetsRead += 1
+            writer?.write(packet)
+            lastTime = packet.timestamp
+            if packet.bytes.count < packet.originalLength {
+                packetsCut += 1
+                longestCut = max(longestCut, packet.bytes.count)
             }
-        } else {
-            var progress = ProgressReporter(handle: handle)
-            defer { progress?.clear() }
-            try handle.forEachPacket(limit: source.count) { packet in
-                try packetLoop(packet)
-                progress?.tick(packets: packet.index)
+            let decoded = packetDecoder.decode(packet.bytes, timestamp: packet.timestamp,
+                                               originalLength: packet.originalLength)
+            reassembler.process(decoded, into: &target)
+            if let udp = decoded.udp { return label(udp, packet.timestamp) }
+            return nil
+        }
+        // Two threads: the consumer moves to the pipeline's worker for the loop and comes back before anything
+        // else is printed, so messages on standard error keep their single-threaded order too.
+        let pipeline = try pipeline.map { try StreamPipeline(consumer: consumer, policy: $0, deliver: show) }
+        var splitter = pipeline.map { pipeline in
+            local?.route.pipelineBatch = { pipeline.batch.append(extra: $0) }
+            return ConnectionSplitter(local: local?.consumer, pipeline: pipeline)
+        }
+        func packetLoop(_ packet: CapturedPacket) throws {
+            if let pipeline {
+                if let label = feed(packet, into: &splitter!) { pipeline.batch.append(extra: .event(.notice(label))) }
+                pipeline.packetDone()
+            } else {
+                if let label = feed(packet, into: &consumer) { show(.event(.notice(label))) }
             }
         }
-    } catch {
-        failure = error
+        func finishPipeline() {
+            guard let pipeline else { return }
+            local?.route.pipelineBatch = nil
+            splitter!.pipelineFinished(remote: pipeline.finish())
+        }
+        var failure: Error?
+        var packetsSeen = 0
+        do {
+            if handle.isLive {
+                let buffered = BufferedCapture(handle: handle)
+                defer {
+                    finishPipeline()
+                    printLiveStatistics(handle: handle, captured: packetsSeen, queueDrops: buffered.droppedByQueue)
+                }
+                // A quiet moment passes on what was held back for batching, so exchanges still print at once.
+                try buffered.forEachPacket(limit: source.count, whenIdle: { pipeline?.handOver() }) { packet in
+                    packetsSeen += 1
+                    try packetLoop(packet)
+                }
+            } else {
+                var progress = ProgressReporter(handle: handle)
+                defer {
+                    finishPipeline()
+                    progress?.clear()
+                }
+                try handle.forEachPacket(limit: source.count) { packet in
+                    try packetLoop(packet)
+                    progress?.tick(packets: packet.index)
+                }
+            }
+        } catch {
+            failure = error
+        }
+        // With -c the capture stops mid-conversation: say so, so "[incomplete]" is not read as a broken connection.
+        if let count = source.count, packetsRead >= count {
+            printError("stopped after \(count) packet\(count == 1 ? "" : "s") (-c \(count)); exchanges still open then are shown as incomplete")
+        }
+        // Connections still open are reported as cut short; requests still waiting appear with no response.
+        let end = lastTime ?? Timestamp(seconds: 0, nanoseconds: 0)
+        if var splitter {
+            // Reassembly closes every connection it still has here, so both decoders are left with none open and
+            // flushing them one after the other cannot reorder anything.
+            reassembler.finish(at: end, into: &splitter)
+            if splitter.local != nil { flush(&splitter.local!, end) }
+            consumer = splitter.remote!
+        } else {
+            reassembler.finish(at: end, into: &consumer)
+        }
+        flush(&consumer, end)
+        if packetsCut > 0 {
+            // Never print nothing silently: a small snap length (-s 120) leaves HTTP heads and bodies uncaptured.
+            printError("\(packetsCut) of \(packetsRead) packets were cut by the snap length (at most \(longestCut) bytes "
+                       + "of each kept): "
+                       + "HTTP messages in them are shown incomplete or not at all. Capture with -s 0 to keep whole packets.")
+        }
+        if let failure { throw failure }
     }
-    // Connections still open are reported as cut short; requests still waiting appear with no response.
-    let end = lastTime ?? Timestamp(seconds: 0, nanoseconds: 0)
-    reassembler.finish(at: end, into: &consumer)
-    consumer.flush(at: end)
-    sink.finish()
-    if let failure { throw failure }
 }
 
 /// Receives decoder events, filters them and writes each enabled output.
@@ -63,6 +178,8 @@ final class HTTPOutputSink {
     private(set) var shown = 0
     private(set) var filteredOut = 0
     private(set) var incomplete = 0
+    /// Connections whose upgrade exchange passed the filter: their WebSocket messages are shown too.
+    private var shownUpgrades: Set<ConnectionID> = []
 
     init(handle: CaptureHandle, output: OutputOptions, http: HTTPOptions) throws {
         self.handle = handle
@@ -94,6 +211,7 @@ final class HTTPOutputSink {
             guard filter.matches(exchange) else { filteredOut += 1; return }
             shown += 1
             if !exchange.complete { incomplete += 1 }
+            if exchange.upgradeDecoded { shownUpgrades.insert(exchange.connection) }
             if json {
                 HTTPJSONRenderer.appendLine(for: exchange, to: &text)
             } else {
@@ -108,6 +226,13 @@ final class HTTPOutputSink {
             } else {
                 text.append(renderer.render(notice))
             }
+        case .webSocket(let message):
+            guard shownUpgrades.contains(message.connection) else { return }
+            if json {
+                HTTPJSONRenderer.appendLine(for: message, to: &text)
+            } else {
+                text.append(renderer.render(message))
+            }
         case .warning(_, let message, let time):
             FileHandle.standardError.write(Data(HTTPTextRenderer(options: HTTPTextRenderer.Options())
                 .render(warning: message, time: time).utf8))
@@ -116,9 +241,28 @@ final class HTTPOutputSink {
         if text.writeFailed { handle.stop() }
     }
 
-    private func matchesHost(_ notice: ConnectionNotice) -> Bool {
-        guard case .tls(let serverName?, _) = notice.kind else { return false }
+    /// The TLS line of a connection, from the decrypting layer.
+    func handle(tls session: TLSSessionFacts) {
+        guard filter.isEmpty || !filter.hosts.isEmpty && matchesHost(serverName: session.serverName) else { return }
+        if json {
+            TLSJSONRenderer.appendLine(for: session, to: &text)
+        } else {
+            text.append(renderer.render(session))
+        }
+        if flushEachExchange || text.bytes.count >= text.flushThreshold { text.flush() }
+        if text.writeFailed { handle.stop() }
+    }
+
+    private func matchesHost(serverName: String?) -> Bool {
+        guard let serverName else { return false }
         return filter.hosts.contains { fnmatch($0.lowercased(), serverName.lowercased(), 0) == 0 }
+    }
+
+    private func matchesHost(_ notice: ConnectionNotice) -> Bool {
+        switch notice.kind {
+        case .tls(let serverName, _), .quic(_, let serverName, _): return matchesHost(serverName: serverName)
+        case .http2Preface: return false
+        }
     }
 
     func finish() {

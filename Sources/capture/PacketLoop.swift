@@ -31,35 +31,37 @@ func runPacketLoop(_ source: some PacketSource, limit: Int?, consumer: inout Pac
 struct PacketConsumer {
     let handle: CaptureHandle
     private let decoder: PacketDecoder?
-    private var writer: PacketWriter?
+    private var writer: RotatingWriter?
     private var lines: PacketLineRenderer
     private let json: Bool
+    /// -v on a tunnelled packet: said once, because the outer headers are printed without tcpdump's -v details.
+    private var toldVerboseTunnels = false
     private var text: PacketOutput
     private(set) var packetsSeen = 0
 
     struct OutputClosed: Error {}
 
-    init(handle: CaptureHandle, decoder: PacketDecoder?, output: OutputOptions) throws {
+    init(handle: CaptureHandle, decoder: PacketDecoder?, output: OutputOptions, lineOptions: PacketLineOptions,
+         verbosity: Int, control: CaptureControlOptions) throws {
         self.handle = handle
         self.decoder = decoder
-        if let path = output.writeFile { writer = try handle.makeWriter(path: path) }
+        if let path = output.writeFile { writer = try RotatingWriter(handle: handle, pattern: path, limits: control.rotation) }
         var options = PacketLineRenderer.Options()
         options.quiet = output.quiet
-        options.showTimestamp = !output.noTimestamp
-        options.ascii = output.ascii
-        options.hexAndASCII = output.hexAndASCII
+        lineOptions.apply(to: &options)
+        options.verbosity = verbosity
         options.utc = output.utc
         lines = PacketLineRenderer(options: options)
         json = output.json
         // Line by line for a person at a terminal; big writes otherwise.
-        let interactive = isatty(STDOUT_FILENO) == 1 || output.lineBuffered
+        let interactive = isatty(STDOUT_FILENO) == 1 || output.lineBuffered || control.packetBuffered
         text = PacketOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: interactive ? 0 : 1 << 16)
     }
 
     mutating func consume(_ packet: CapturedPacket) throws {
         packetsSeen += 1
         if let writer {
-            writer.write(packet)
+            try writer.write(packet)
             return
         }
         guard let decoder else { return }
@@ -68,6 +70,11 @@ struct PacketConsumer {
             PacketJSONRenderer().render(decoded, index: packet.index, to: &text)
         } else {
             lines.render(decoded, frame: packet.bytes, to: &text)
+            if lines.options.verbosity > 0 && !decoded.encapsulation.isEmpty && !toldVerboseTunnels {
+                toldVerboseTunnels = true
+                printError("note: with -v, tunnel and encapsulation headers (GRE, VXLAN, MPLS, ...) print as without -v; "
+                           + "the packet inside them gets tcpdump's -v fields.")
+            }
         }
         if text.writeFailed {
             handle.stop()  // the reader went away (e.g. `| head`); stop quietly

@@ -9,7 +9,7 @@ final class SignalSession: @unchecked Sendable {
 
     init(handle: CaptureHandle) {
         signal(SIGPIPE, SIG_IGN)
-        for number in [SIGINT, SIGTERM] {
+        for number in [SIGINT, SIGTERM, SIGHUP] {  // a closed terminal ends the capture cleanly too
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { handle.stop() }

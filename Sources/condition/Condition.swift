@@ -14,6 +14,7 @@ struct Condition: AsyncParsableCommand {
             interface's ingress is redirected to. Built-in profiles can be overridden by name from \
             ~/.config/tapkit/profiles/ or --profiles DIR.
             """,
+        version: "condition (TapKit) 0.2.0",
         subcommands: [List.self, Show.self, Apply.self, Off.self, Status.self, Plan.self, Doctor.self, Watchdog.self,
                       RunCommand.self, SandboxesCommand.self, ImportCommand.self, ExportCommand.self,
                       SandboxWatchdogCommand.self]
@@ -27,7 +28,15 @@ struct ProfileOptions: ParsableArguments {
 
     func catalog() throws -> ProfileCatalog {
         let executable = URL(fileURLWithPath: RevertScheduler.currentExecutable())
-        return try ProfileCatalog.standard(extra: directory.map { URL(fileURLWithPath: $0) }, executable: executable)
+        return try ProfileCatalog.standard(extra: directory.map { URL(fileURLWithPath: $0) }, executable: executable,
+                                           builtIn: ConditionEnvironment.builtInProfiles)
+    }
+
+    /// Every good profile, and the files that could not be used.
+    func catalogSkippingBadFiles() throws -> (ProfileCatalog, [ProfileFileError]) {
+        let executable = URL(fileURLWithPath: RevertScheduler.currentExecutable())
+        return try ProfileCatalog.standardSkippingBadFiles(extra: directory.map { URL(fileURLWithPath: $0) }, executable: executable,
+                                                           builtIn: ConditionEnvironment.builtInProfiles)
     }
 }
 

@@ -10,7 +10,7 @@ struct Doctor: ParsableCommand {
     @Flag(help: "Print the checks as JSON.") var json = false
 
     func run() throws {
-        let checks = LinkConditioner.Doctor().run()
+        let checks = LinkConditioner.Doctor(runner: ProcessRunner()).run()
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -29,12 +29,12 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let profiles = try report { () throws -> [Profile] in
             let catalog = try self.profiles.catalog()
-            return try names.map { try catalog.profile(named: $0) }
+            return try names.map { try catalog.profileWithSettings(named: $0, for: "export --nlc") }
         }
         profiles.flatMap(NLCConversion.exportNotes).forEach { SandboxCLI.printError("note: \($0)") }
         let data = try NLCPropertyList.write(profiles.map(NLCConversion.nlcProfile(from:)))
         if let output {
-            try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+            try report { try writeUserFile(data, to: output) }
         } else {
             FileHandle.standardOutput.write(data)
         }

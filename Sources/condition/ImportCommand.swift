@@ -53,9 +53,9 @@ struct ImportCommand: ParsableCommand {
             }
             planned.append((nlc, url, data))
         }
-        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        try report { try createUserDirectory(target) }
         for (nlc, url, data) in planned {
-            try data.write(to: url, options: .atomic)
+            try report { try writeUserFile(data, to: url.path) }
             print("imported \"\(nlc.name)\" -> \(url.path)")
             NLCConversion.importNotes(nlc).forEach { SandboxCLI.printError("note: \($0)") }
         }

@@ -8,23 +8,39 @@ struct List: ParsableCommand {
     @OptionGroup var profiles: ProfileOptions
 
     func run() throws {
-        let catalog = try report { try profiles.catalog() }
+        let (catalog, problems) = try report { try profiles.catalogSkippingBadFiles() }
+        // Tried for real as root (as apply does); otherwise judged from the kernel's module lists.
+        let netem = geteuid() == 0 ? LiveKernelSupport().netemAvailable() : LinkConditioner.Doctor().moduleAvailable("sch_netem")
         let rows = catalog.profiles.map { profile in
-            [profile.name + (profile.isApproximate ? " *" : ""),
+            if let schedule = profile.schedule {
+                // A schedule can run here when every step it names exists and can.
+                let steps = try? catalog.stepProfiles(of: schedule, file: profile.source ?? profile.name)
+                let here = steps.map { $0.allSatisfy { !$0.profile.needsNetem || netem } ? "yes" : "no: needs netem" }
+                    ?? "no: a step names no profile (`condition show`)"
+                return [profile.name, ProfileDescription.steps(schedule), "(schedule)", "-", here]
+            }
+            return [profile.name + (profile.isApproximate ? " *" : ""),
              ProfileDescription.short(profile.downlink),
              ProfileDescription.short(profile.uplink),
-             profile.dnsDelayMicroseconds > 0 ? "+" + TCUnits.humanTime(microseconds: profile.dnsDelayMicroseconds) : "-"]
+             profile.dnsDelayMicroseconds > 0 ? "+" + TCUnits.humanTime(microseconds: profile.dnsDelayMicroseconds) : "-",
+             !profile.needsNetem || netem ? "yes" : "no: needs netem"]
         }
-        let header = ["NAME", "DOWNLINK", "UPLINK", "DNS"]
-        let widths = (0..<4).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        let header = ["NAME", "DOWNLINK", "UPLINK", "DNS", "HERE"]
+        let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         for row in [header] + rows {
             let line = row.enumerated().map { column, text in
-                column == 3 ? text : text.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0)
+                column == header.count - 1 ? text : text.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0)
             }.joined()
             print(line)
         }
         if catalog.profiles.contains(where: \.isApproximate) {
             print("\n* approximate: commonly quoted values, not published ones")
+        }
+        if rows.contains(where: { $0.last != "yes" }) {
+            print("HERE: whether this kernel can apply it (`condition doctor` says how to get netem)")
+        }
+        for problem in problems {
+            FileHandle.standardError.write(Data("condition: skipped \(problem)\n".utf8))
         }
     }
 }
@@ -37,7 +53,13 @@ struct Show: ParsableCommand {
     var name: String
 
     func run() throws {
-        let profile = try report { try profiles.catalog().profile(named: name) }
+        let catalog = try report { try profiles.catalog() }
+        let profile = try report { try catalog.profile(named: name) }
         print(ProfileDescription.show(profile))
+        if let schedule = profile.schedule {
+            do { _ = try catalog.stepProfiles(of: schedule, file: profile.source ?? profile.name) } catch {
+                print("  Problem:  \(error)")
+            }
+        }
     }
 }

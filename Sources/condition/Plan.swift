@@ -11,11 +11,23 @@ struct Plan: ParsableCommand {
     @OptionGroup var interface: InterfaceOption
     @Flag(help: "Show the commands that replace a foreign root and ingress qdisc, as apply --force would.")
     var force = false
+    @OptionGroup var targets: TargetOptions
 
     func run() throws {
-        let (profile, device) = try report { (try profiles.catalog().profile(named: name), try interface.name) }
+        let (profile, device) = try report { (try profiles.catalog().profileWithSettings(named: name, for: "plan"), try interface.name) }
+        // A plan is for a fresh interface and needs no root, but a typo in the name should not go unnoticed.
+        let runner = ProcessRunner()
+        if let shown = try? runner.run(["ip", "link", "show", "dev", device.rawValue]), shown.status != 0 {
+            FileHandle.standardError.write(Data(("condition: warning: no interface \"\(device)\" in this network namespace "
+                + "(list them with `ip link`); the plan is printed anyway\n").utf8))
+        }
+        let machineInterface = NetworkNamespace.isInitialNamespace(runner: runner) && device.rawValue != "lo"
+        let selection = try report {
+            try targets.selection(sshConnection: machineInterface ? ConditionEnvironment.variables["SSH_CONNECTION"] : nil)
+        }
         print("# apply \"\(profile.name)\" to \(device)")
-        for command in PlanBuilder.applyPlan(profile: profile, interface: device, replaceRoot: force, replaceIngress: force) {
+        for command in PlanBuilder.applyPlan(profile: profile, interface: device, selection: selection,
+                                             replaceRoot: force, replaceIngress: force) {
             print(shellQuoted(command))
         }
         print("# off")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LinkConditioner
+import Sandbox
 
 /// `condition run PROFILE -- COMMAND [ARGS...]`: one command in its own conditioned network namespace.
 struct RunCommand: ParsableCommand {
@@ -19,6 +20,9 @@ struct RunCommand: ParsableCommand {
             Examples:
               sudo condition run 3G -- curl -O http://example.com/big.iso
               sudo condition run "Cable Modem" --capture app.pcap --http -- ./integration-tests
+
+            Exit status: the command's; 128+N when a signal N killed it; 127 when the command is not found, \
+            126 when it cannot be executed (as shells do); 125 when the sandbox could not be made.
             """)
 
     @Argument(help: "The profile to apply (`condition list` shows them).")
@@ -32,6 +36,9 @@ struct RunCommand: ParsableCommand {
 
     @Flag(name: .customLong("http"), help: "Print the sandbox's HTTP exchanges as they happen.")
     var http = false
+
+    @Flag(name: .customLong("no-quic"), help: "Reject the command's UDP to port 443 so QUIC clients fall back to TCP (HTTP/1.1, h2).")
+    var noQUIC = false
 
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command to run, after --.", valueName: "COMMAND"))
     var command: [String] = []
@@ -52,21 +59,38 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let executable = SandboxCLI.executableURL
+        let environment = ConditionEnvironment.variables
+        // As a shell would, before anything is built: 127 for a command that is not there, 126 for one that
+        // cannot be executed (`ip netns exec` would otherwise fail inside the sandbox with its own status).
+        let lookup = ExecutableLookup.resolve(command[0], searchPath: environment["PATH"] ?? "/usr/bin:/bin")
+        if let status = lookup.shellStatus, let message = lookup.message {
+            SandboxCLI.printError("condition run: \(message)")
+            throw ExitCode(status)
+        }
         let chosen: Profile
-        do { chosen = try profiles.catalog().profile(named: profile) } catch {
+        do { chosen = try profiles.catalog().profileWithSettings(named: profile, for: "run") } catch {
             SandboxCLI.printError("condition run: \(error)")
             throw ExitCode(SandboxCLI.setupFailureStatus)
         }
+        let options = SandboxOptions(command: command, label: chosen.name, environment: environment,
+                                     invokingUser: InvokingUser.fromSudo(environment: environment),
+                                     tlsKeyLog: http, blockQUIC: noQUIC)
+        let captureExecutable = executable.deletingLastPathComponent().appendingPathComponent("capture").path
         let request = SandboxRunRequest(
-            command: command,
-            captureExecutable: executable.deletingLastPathComponent().appendingPathComponent("capture").path,
+            sandbox: options,
+            captureExecutable: captureExecutable,
             captureFile: captureFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
             printHTTP: http,
-            watchdogExecutable: executable.path)
-        let session = SandboxSession(log: { SandboxCLI.printError("condition: \($0)") })
+            captureReadsKeyLog: http && SandboxCLI.captureReadsKeyLog(captureExecutable))
+        let runner = ProcessRunner()
+        let session = SandboxSession(settings: ConditionEnvironment.sandboxSettings, runner: runner,
+                                     log: { SandboxCLI.printError("condition: \($0)") })
         let status: Int32
         do {
-            status = try session.run(request, profile: chosen)
+            // The profile is applied (and the kernel's support for it checked) before the banner is printed.
+            status = try session.run(request) { sandbox in
+                try SandboxConditioning.apply(chosen, to: sandbox, runner: runner)
+            }
         } catch {
             SandboxCLI.printError("condition run: \(error)")
             throw ExitCode(SandboxCLI.setupFailureStatus)
@@ -81,11 +105,15 @@ struct SandboxWatchdogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "__sandbox-watchdog", shouldDisplay: false)
 
     @Argument var id: String
+    @Argument(help: "The registry directory of the sandbox.") var registryDirectory: String?
 
     func run() throws {
+        // Started in a session of its own, so no terminal signal reaches it; ignore them anyway.
         signal(SIGINT, SIG_IGN)
         signal(SIGHUP, SIG_IGN)
-        SandboxSession.watch(id: id)
+        let registry = registryDirectory.map { SandboxRegistry(directory: URL(fileURLWithPath: $0)) }
+            ?? ConditionEnvironment.registry
+        SandboxReaper(registry: registry, runner: ProcessRunner()).watch(id: id)
     }
 }
 
@@ -93,6 +121,13 @@ enum SandboxCLI {
     /// What `run` exits with when the sandbox could not be made (the command never ran); 125 as in
     /// `docker run` / `env`, so it differs from any status the command itself would give.
     static let setupFailureStatus: Int32 = 125
+
+    /// Whether the `capture` beside us decrypts TLS with `--keylog FILE`, asked from its help (a build without
+    /// the decrypting layer shows TLS connections undecrypted, and the command still gets its key log).
+    static func captureReadsKeyLog(_ capture: String) -> Bool {
+        guard let help = try? ProcessSpawner.run([capture, "--help"]) else { return false }
+        return String(decoding: help.stdout, as: UTF8.self).contains("--keylog")
+    }
 
     /// This executable, resolved (for `capture` beside it and for the watchdog).
     static var executableURL: URL { URL(fileURLWithPath: RevertScheduler.currentExecutable()) }

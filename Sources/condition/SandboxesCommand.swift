@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LinkConditioner
+import Sandbox
 
 /// `condition sandboxes`: the running sandboxes, like `rvictl -l`.
 struct SandboxesCommand: ParsableCommand {
@@ -13,8 +14,8 @@ struct SandboxesCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let registry = SandboxRegistry.standard
-        try SandboxSession(registry: registry, log: { _ in }).reapStale()
+        let registry = ConditionEnvironment.registry
+        SandboxReaper(registry: registry, runner: ProcessRunner()).reapStale()
         let records = registry.records().filter(\.ownerIsAlive)
         print(json ? try Self.json(records) : Self.table(records, now: Date()), terminator: "")
     }
@@ -58,7 +59,8 @@ enum SandboxApply {
         if duration != nil {
             throw ReportedError(description: "--for does not apply to --sandbox: a sandbox's conditions last as long as its command")
         }
-        let record = try SandboxConditioning.switchProfile(to: profile, sandbox: id)
+        let record = try SandboxConditioning.switchProfile(to: profile, sandbox: id, registry: ConditionEnvironment.registry,
+                                                           runner: ProcessRunner())
         print("Switched sandbox \(record.identity.id) (\(record.identity.hostInterface)) to \"\(profile.name)\"")
     }
 }

@@ -54,7 +54,8 @@ struct TransportSummary: Equatable, CustomStringConvertible {
     /// Parses `IP a.b.c.d.p > e.f.g.h.q: tcp 12` and `IP6 x.p > y.q: UDP, length 40`; nil for other lines.
     init?(line: String) {
         let words = line.split(separator: " ").map(String.init)
-        guard let familyIndex = words.firstIndex(where: { $0 == "IP" || $0 == "IP6" }),
+        // The last IP word: in a tunnelled line the transport belongs to the innermost packet.
+        guard let familyIndex = words.lastIndex(where: { $0 == "IP" || $0 == "IP6" }),
               familyIndex + 4 < words.count, words[familyIndex + 2] == ">" else { return nil }
         family = words[familyIndex]
         source = words[familyIndex + 1]

@@ -20,6 +20,16 @@ struct CommandTests {
         #expect(lines(result.stdoutText).count == 1)
     }
 
+    /// A file broken part-way still shows, in every --http view, the exchanges decoded before the damage.
+    @Test(.enabled(if: haveFixtures, "needs fixtures and tcpdump"), arguments: [[], ["--json"]])
+    func truncatedFileInHTTPModeKeepsWhatCameBefore(extra: [String]) throws {
+        let result = try capture(["-r", publicFixture("pcap2har_out-of-order.pcap"), "--http"] + extra)
+        #expect(result.status == 1)
+        #expect(result.stderrText.contains("capture file broken at packet 3215"))
+        let shown = lines(result.stdoutText).filter { extra.isEmpty ? $0.contains(" → ") : $0.hasPrefix("{") }
+        #expect(shown.count >= 249, "only \(shown.count) exchanges shown")
+    }
+
     @Test func noSourceIsAUsageError() throws {
         let result = try capture([])
         #expect(result.status == 64)
@@ -156,8 +166,21 @@ struct CommandTests {
         #expect(ours.stdoutText.contains("frag (8|20)\n"))
     }
 
+    @Test func unsupportedLinkTypeUsesLibpcapsName() throws {
+        // Link type 50 (PPP over serial): libpcap calls it PPP_SERIAL, never LINKTYPE_50.
+        var file: [UInt8] = [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 50, 0, 0, 0]
+        file += [1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 0xff, 0x03, 0, 0x21]
+        let path = temporaryPath(".pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        let result = try capture(["-r", path])
+        #expect(result.status == 1)
+        #expect(result.stderrText.contains("unsupported link type PPP_SERIAL (PPP over serial, DLT 50)"), "\(result.stderrText)")
+        #expect(!result.stderrText.contains("LINKTYPE_"))
+    }
+
     @Test func unsupportedLinkTypeIsNamed() throws {
-        // A valid pcap header with link type 147 (USER0) and one 4-byte packet.
+        // A valid pcap header with link type 147 (USER0, which libpcap has no name for) and one 4-byte packet.
         var file: [UInt8] = [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 147, 0, 0, 0]
         file += [1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 1, 2, 3, 4]
         let path = temporaryPath(".pcap")
@@ -165,7 +188,7 @@ struct CommandTests {
         try Data(file).write(to: URL(fileURLWithPath: path))
         let result = try capture(["-r", path])
         #expect(result.status == 1)
-        #expect(result.stderrText.contains("unsupported link type LINKTYPE_147 (147)"))
+        #expect(result.stderrText.contains("unsupported link type LINKTYPE_147 (DLT 147)"), "\(result.stderrText)")
         #expect(result.stdoutText.isEmpty)
         // Saving needs no decoding, so it still works and copies the packet unchanged.
         let copy = temporaryPath(".pcap")

@@ -44,7 +44,7 @@ struct ConformanceTests {
 }
 
 /// Packets cut by the snap length (made from real fixtures with editcap -s) print as tcpdump prints them:
-/// every line kept, truncation marked with tcpdump's `[|proto]` markers.
+/// every line kept, truncation marked with tcpdump's `[|proto]` markers, -v -x dumps included.
 @Suite(.enabled(if: haveFixtures && TestEnvironment.hasProgram("editcap"), "needs fixtures, tcpdump and editcap"))
 struct SnapLengthConformanceTests {
     static let cases: [(String, Int)] = ["zeek_http_get.pcap", "zeek_http_post.pcap", "pcap2har_fhs.pcap",
@@ -61,6 +61,8 @@ struct SnapLengthConformanceTests {
         #expect(ours.status == 0)
         let theirs = try tcpdump(["-n", "-r", cut])
         #expect(lines(ours.stdoutText) == lines(theirs.stdoutText))
+        // Where tcpdump's printer runs out of captured bytes, its -x dump shows the whole frame, link header too.
+        #expect(try capture(["-v", "-x", "-r", cut]).stdoutText == (try tcpdump(["-n", "-v", "-x", "-r", cut])).stdoutText)
         let json = try capture(["--json", "-r", cut])
         var truncated = 0
         for line in lines(json.stdoutText) {
@@ -72,5 +74,31 @@ struct SnapLengthConformanceTests {
             if captured < original { truncated += 1 }
         }
         #expect(truncated > 0)
+    }
+}
+
+/// Frames cut inside or right after the link header, on every link type the public fixtures have (Ethernet with
+/// 802.1Q and QinQ tags, Linux cooked v1 and v2, NFLOG, Ethernet loopback) and cut IPv6 extension headers and
+/// ICMPv6 messages: tcpdump's marker (`[|ether]`, `[|vlan]`, `[|sll]`, `[|nflog]`, `[|arp]`, `[|ip]`,
+/// `[|dstopt]`, `[|icmp6]`...), what -e prints of a cut link header, and where -x starts its dump.
+@Suite(.enabled(if: haveFixtures && TestEnvironment.hasProgram("editcap"), "needs fixtures, tcpdump and editcap"))
+struct CutLinkHeaderConformanceTests {
+    static let cases: [(String, Int)] = ["zeek_http_get.pcap", "zeek_http-qinq-0.pcap", "zeek_http-vlan-0.pcap",
+                                         "zeek_linuxsll-arp.pcap", "zeek_linux_dlt_sll2.pcap", "zeek_nflog-http.pcap",
+                                         "tcpdump_loopback.pcap"]
+        .flatMap { name in [2, 6, 10, 14, 15, 16, 18, 20, 24, 30, 40, 62, 100].map { (name, $0) } }
+        + [("zeek_ipv6-http-atomic-frag.pcap", 54)]
+
+    @Test(arguments: cases)
+    func cutFramesMatchTcpdump(name: String, snapLength: Int) throws {
+        let cut = temporaryPath(".pcap")
+        defer { try? FileManager.default.removeItem(atPath: cut) }
+        let edit = try run("editcap", ["-s", "\(snapLength)", publicFixture(name), cut])
+        try #require(edit.status == 0, "editcap: \(edit.stderrText)")
+        for flags in [[], ["-v"], ["-e"], ["-x"], ["-e", "-x"]] {
+            let ours = try capture(flags + ["-r", cut])
+            #expect(ours.status == 0)
+            #expect(ours.stdoutText == (try tcpdump(["-n"] + flags + ["-r", cut])).stdoutText, "\(name) -s \(snapLength) \(flags)")
+        }
     }
 }

@@ -122,7 +122,8 @@ struct ConditionerNamespaceTests {
         print("measured: restored \(elapsed) s after apply --for 3s started (killed with SIGKILL)")
         #expect(restored, "not restored after \(elapsed) s")
         #expect(elapsed >= 2.8 && elapsed <= 4.5, "restored after \(elapsed) s, expected about 3 s")
-        #expect(try pair.condition(["status"]).stdoutText.contains("No profile is active"))
+        // `off` removes the state file just after restoring the qdiscs; under load status may run in between.
+        #expect(try waitFor(timeout: 1) { try pair.condition(["status"]).stdoutText.contains("No profile is active") })
     }
 
     /// `apply --for` waits in the foreground, shows the time left in `status`, and reverts at the deadline;
@@ -139,7 +140,7 @@ struct ConditionerNamespaceTests {
         let status = try pair.condition(["status", "--json"])
         let active = try #require((try JSONSerialization.jsonObject(with: status.stdout) as? [String: Any])?["active"] as? [[String: Any]])
         let left = try #require(active.first?["secondsLeft"] as? Double)
-        #expect(left > 0.5 && left <= 2)
+        #expect(left > 0 && left <= 2, "seconds left: \(left)")  // how much is left depends on how busy the machine is
         apply.waitUntilExit()
         let elapsed = Date().timeIntervalSince(started)
         #expect(apply.terminationStatus == 0)
@@ -209,6 +210,110 @@ struct ConditionerNamespaceTests {
         #expect(result.stderrText.contains("netem"))
         #expect(result.stderrText.contains("nothing was changed"))
         #expect(try pair.qdiscJSON() == before)
+        #expect(try !pair.links().contains("tk-vc"))
+    }
+}
+
+/// Issue 11: a switch is one `tc -batch` on the real kernel, and a batch that fails part-way (tc has applied the
+/// lines before the failing one) leaves the old profile exactly as it was.
+@Suite(.serialized, .enabled(if: enabled, "needs root, ip and tc: creates network namespaces"))
+struct BatchedSwitchNamespaceTests {
+    /// Passes commands on, keeping the ones that change something; can slip a line tc refuses into the next batch.
+    final class BatchRunner: CommandRunner, @unchecked Sendable {
+        let base: any CommandRunner
+        private let lock = NSLock()
+        private var changes: [[String]] = []
+        private var sabotageNext = false
+
+        init(base: any CommandRunner) { self.base = base }
+
+        var changing: [[String]] { lock.withLock { changes } }
+        func sabotageNextBatch() { lock.withLock { sabotageNext = true } }
+
+        func run(_ arguments: [String]) throws -> CommandResult {
+            if !RecordingRunner.isQuery(arguments) { lock.withLock { changes.append(arguments) } }
+            if arguments.count == 3, arguments[0] == "tc", arguments[1] == "-batch", lock.withLock({ sabotageNext }) {
+                lock.withLock { sabotageNext = false }
+                // After the batch's first line: a class tc cannot find, so tc stops there with one line applied.
+                var lines = try String(contentsOfFile: arguments[2], encoding: .utf8).split(separator: "\n").map(String.init)
+                lines.insert("class change dev vc parent 7ac0: classid 7ac0:99 htb rate 1mbit", at: 1)
+                try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: arguments[2]))
+            }
+            return try base.run(arguments)
+        }
+    }
+
+    @Test func aSwitchIsOneBatchAndAFailingOneChangesNothing() throws {
+        let pair = try NamespacePair()
+        let runner = BatchRunner(base: NamespaceCommandRunner(namespace: pair.client))
+        let conditioner = Conditioner(runner: runner, store: StateStore(directory: pair.stateDirectory, namespaceID: pair.client),
+                                      kernel: FixedKernelSupport(netem: false), inInitialNamespace: false, batchesTC: true)
+        let first = Profile(name: "A", downlink: LinkSettings(bitsPerSecond: 4_000_000), uplink: LinkSettings(bitsPerSecond: 2_000_000))
+        let second = Profile(name: "B", downlink: LinkSettings(bitsPerSecond: 1_000_000), uplink: LinkSettings(bitsPerSecond: 512_000))
+        _ = try conditioner.apply(first, to: pair.clientInterface)
+        // The pfifo leaves htb adds get handles the kernel numbers itself (8000: up, one counter for every device),
+        // so a re-applied tree has other ones: those are left out of the comparison.
+        func snapshot() throws -> [String] {
+            try ["vc", "tk-vc"].flatMap { device in
+                [try pair.qdiscJSON(device), try pair.must("tc", ["-n", pair.client, "class", "show", "dev", device]).stdoutText]
+            }.map { $0.replacing(/\b[89a-f][0-9a-f]{3}:/, with: "AUTO:") }
+        }
+        let before = try snapshot()
+        let filtersBefore = try pair.must("tc", ["-n", pair.client, "-j", "filter", "show", "dev", "vc", "parent", "ffff:"]).stdoutText
+
+        runner.sabotageNextBatch()
+        let error = #expect(throws: ConditionerError.self) { try conditioner.apply(second, to: pair.clientInterface) }
+        // tc names line 2 of the file, which the runner took over; the error names the plan's command at that line.
+        #expect(error?.description.contains("RTNETLINK answers") == true, "tc's own message: \(String(describing: error))")
+        #expect(error?.description.contains("Command failed") == false, "\(String(describing: error))")
+        #expect(error?.description.contains("rolled back") == true)
+        #expect(try snapshot() == before, "the old profile's tree, classes and rates, exactly")
+        #expect(try pair.must("tc", ["-n", pair.client, "-j", "filter", "show", "dev", "vc", "parent", "ffff:"]).stdoutText == filtersBefore)
+        #expect(try conditioner.store.load(pair.clientInterface)?.profile.name == "A")
+
+        let changesBefore = runner.changing.count
+        let outcome = try conditioner.apply(second, to: pair.clientInterface)
+        #expect(outcome.kind == .switched)
+        let switchChanges = Array(runner.changing.dropFirst(changesBefore))
+        #expect(switchChanges.count == 1 && switchChanges.first?.starts(with: ["tc", "-batch"]) == true, "\(switchChanges)")
+        #expect(try pair.must("tc", ["-n", pair.client, "class", "show", "dev", "vc"]).stdoutText.contains("rate 512Kbit"))
+        #expect(try pair.must("tc", ["-n", pair.client, "class", "show", "dev", "tk-vc"]).stdoutText.contains("rate 1Mbit"))
+        try conditioner.off(pair.clientInterface)
+        #expect(try !pair.links().contains("tk-vc"))
+    }
+
+    /// A schedule's switch: prepared ahead with `tc -batch -` started and waiting, committed by feeding it the plan.
+    @Test func aPreparedSwitchRunsInItsWaitingTcAndAFailureRestores() throws {
+        let pair = try NamespacePair()
+        let conditioner = Conditioner(runner: NamespaceCommandRunner(namespace: pair.client),
+                                      store: StateStore(directory: pair.stateDirectory, namespaceID: pair.client),
+                                      kernel: FixedKernelSupport(netem: false), inInitialNamespace: false, batchesTC: true)
+        let first = Profile(name: "A", downlink: LinkSettings(bitsPerSecond: 4_000_000), uplink: LinkSettings(bitsPerSecond: 2_000_000))
+        let second = Profile(name: "B", downlink: LinkSettings(bitsPerSecond: 1_000_000), uplink: LinkSettings(bitsPerSecond: 512_000))
+        func classes(_ device: String) throws -> String {
+            try pair.must("tc", ["-n", pair.client, "class", "show", "dev", device]).stdoutText
+        }
+        _ = try conditioner.apply(first, to: pair.clientInterface)
+        let prepared = try #require(try conditioner.prepareSwitch(to: second, on: pair.clientInterface))
+        #expect(prepared.startedBatch != nil, "a tc -batch - waits for the plan")
+        #expect(try classes("vc").contains("rate 2Mbit"), "preparing changes nothing")
+        #expect(try conditioner.commit(prepared).kind == .switched)
+        #expect(try classes("vc").contains("rate 512Kbit") && classes("tk-vc").contains("rate 1Mbit"))
+
+        // Discarded: the waiting tc ends having done nothing.
+        let discarded = try #require(try conditioner.prepareSwitch(to: first, on: pair.clientInterface))
+        conditioner.discard(discarded)
+        #expect(try classes("vc").contains("rate 512Kbit"))
+
+        // The ifb's tree removed behind the prepared switch's back: its lines fail in the waiting tc, and B (the
+        // profile in force before) is applied afresh, in full.
+        let failing = try #require(try conditioner.prepareSwitch(to: first, on: pair.clientInterface))
+        try pair.must("tc", ["-n", pair.client, "qdisc", "del", "dev", "tk-vc", "root"])
+        let error = #expect(throws: ConditionerError.self) { try conditioner.commit(failing) }
+        #expect(error?.description.contains("rolled back") == true, "\(String(describing: error))")
+        #expect(try classes("vc").contains("rate 512Kbit") && classes("tk-vc").contains("rate 1Mbit"))
+        #expect(try conditioner.store.load(pair.clientInterface)?.profile.name == "B")
+        try conditioner.off(pair.clientInterface)
         #expect(try !pair.links().contains("tk-vc"))
     }
 }

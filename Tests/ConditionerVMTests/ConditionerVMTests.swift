@@ -67,6 +67,26 @@ struct ConditionerVMTests {
         #expect(hole["restored"] == "yes")
     }
 
+    /// Issue 11: Black Hole with no neighbour entries at all (flushed on both ends after apply). Only IP is
+    /// conditioned, so ARP and NDP still resolve: the server receives every ping (IPv4 and IPv6) and every
+    /// HTTP request of a connection made before, answers them, and nothing of that comes back.
+    @Test func blackHoleWithFlushedNeighboursStillDeliversEveryRequest() throws {
+        let run = try VMLab.conditionerRun.get()
+        let n = try run.figures("neighbours")
+        print("Neighbours:\n" + run.lines("neighbours"))
+        #expect(n["apply_status"] == "0")
+        #expect(try n.number("ping_sent") == 10 && n.number("ping6_sent") == 10)
+        #expect(try n.number("server_echo_requests") == 10, "every IPv4 ping reaches the server")
+        #expect(try n.number("server_echo6_requests") == 10, "every IPv6 ping reaches the server")
+        #expect(try n.number("server_http_requests") == n.number("http_sent"), "every HTTP request reaches the server")
+        #expect(try n.number("server_echo_replies") > 0, "the server answers")
+        #expect(try n.number("server_arp_replies") > 0, "ARP was needed and answered")
+        #expect(try n.number("ping_received") == 0 && n.number("ping6_received") == 0, "nothing comes back")
+        #expect(try n.number("http_responses") == 0, "no HTTP response comes back")
+        #expect(n["client_neigh_v4"] != "FAILED" && n["client_neigh_v6"] != "FAILED")
+        #expect(n["restored"] == "yes")
+    }
+
     /// Slow Net -> Black Hole -> off during one HTTP download and a steady UDP probe series (10/s): each
     /// phase behaves as its profile says, no probe slips through unconditioned during the switch, and
     /// the same TCP connection completes intact once the profile is off.
@@ -105,6 +125,32 @@ struct ConditionerVMTests {
     }
 }
 
+/// Issue 11: a schedule's switches, in one `condition apply --schedule` switching Slow Net <-> 3G every 10 s
+/// (counted from the first apply) for 65 s while UDP probes flow. Each is prepared ahead (queries, plan, a
+/// `tc -batch -` started and waiting) and at its time only tc's netlink conversation runs, started early by what
+/// the change took before. Checked: one process per switch, no change starting more than 50 ms after its time,
+/// nothing left behind. When each was complete is printed, not judged: in the emulated guest the change itself
+/// took 72-650 ms on a busy machine (landing -238..+659 ms), against about 1 ms on this host's kernel
+/// (ScheduleNamespaceTests: -8..+0.2 ms).
+@Suite(.serialized,
+       .enabled(if: VMLab.isReady, Comment(rawValue: VMLab.whyNotReady)),
+       .enabled(if: VMLab.conditionHas("apply"), "needs the built `condition` binary with `apply`: run `swift build`"))
+struct SwitchLandingVMTests {
+    @Test func scheduledSwitchesStartOnTimeInOneProcess() throws {
+        let run = try VMLab.conditionerRun.get()
+        let landing = try run.figures("landing")
+        print("Landing:\n" + run.lines("landing"))
+        #expect(landing["landing_status"] == "0")
+        #expect(try landing.number("switches") >= 3, "switches 10, 20, 30... s after the first apply")
+        #expect(landing["processes"]?.split(separator: ",").allSatisfy { $0 == "1" } == true,
+                "each switch is one tc process: \(landing["processes"] ?? "")")
+        let began = (landing["began_ms"] ?? "").split(separator: ",").compactMap { Double($0) }
+        #expect(!began.isEmpty && began.allSatisfy { $0 <= 50 }, "changes began at \(began) ms of their times")
+        print("switches complete at \(landing["landed_ms"] ?? "?") ms of their times (worst \(landing["landed_worst_ms"] ?? "?") ms)")
+        #expect(landing["restored"] == "yes")
+    }
+}
+
 /// Issue 5: `condition run PROFILE -- COMMAND` in the VM. The server runs in the guest's root
 /// namespace (the "host" from the sandbox's side), reached through the sandbox's gateway address.
 @Suite(.serialized,
@@ -117,11 +163,12 @@ struct SandboxVMTests {
         print("Sandbox:\n" + (try run.get().lines("sandbox")))
         #expect(box["status"] == "0")
 
-        // Slow Net: the TCP handshake alone is one round trip, at least 200 ms; the host's own is fast.
+        // Slow Net: the TCP handshake alone is one round trip, at least 200 ms; the host's own is fast. "Fast" is
+        // under half of that: the guest is emulated (TCG), and on a busy machine its own connect took 69 ms.
         #expect(box["slow_exit"] == "0", "condition run passes curl's exit status")
         #expect(box["slow_http"] == "200")
         #expect(try box.number("slow_time_connect") >= 0.2)
-        #expect(try box.number("host_time_connect") < 0.05)
+        #expect(try box.number("host_time_connect") < 0.1)
 
         // Black Hole: nothing comes back, so curl gets no answer and gives up when its --max-time (5 s) runs
         // out: exit 28, passed on by `run`. (The sandbox's permanent neighbour entries keep ARP out of it.)

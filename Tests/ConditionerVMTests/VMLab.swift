@@ -105,6 +105,6 @@ enum VMLab {
     }
 
     /// Issue 4's measurements with the real `condition` CLI, one boot shared by the tests that read them.
-    static let conditionerRun = boot(driver: "cli", scenarios: ["slow", "nasty", "blackhole", "switch"],
-                                    timeoutSeconds: 900)
+    static let conditionerRun = boot(driver: "cli", scenarios: ["slow", "nasty", "blackhole", "neighbours", "switch", "landing"],
+                                    timeoutSeconds: 1020)
 }

@@ -63,6 +63,28 @@ struct ContentDecodingTests {
         #expect(exchange.complete)
     }
 
+    /// The hash of the bytes as received is taken lazily (from the kept bytes while the body fits in them): a
+    /// body that fails late, small or large, in any split and with any keep limit, still gets the exact hash.
+    @Test(arguments: [0, 1000, 64 * 1024]) func failedLargeDecodeHashesEveryRawByte(keep: Int) throws {
+        var corrupt = try compress(Self.body, with: "gzip")
+        corrupt[corrupt.count - 6] ^= 0x01  // a wrong CRC: found only at the very end
+        var c = Conversation()
+        c.client("GET / HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(corrupt.count)\r\n\r\n")
+        c.server(corrupt)
+        var limits = HTTPDecoderLimits()
+        limits.bodyKeepBytes = keep
+        for pieceSize in [Int.max, 1461, 7] {
+            let exchange = try #require(c.exchanges(pieceSize: pieceSize, limits: limits).first)
+            let body = try #require(exchange.response?.body)
+            #expect(body.encoding == [])
+            #expect(body.size == corrupt.count)
+            #expect(body.sha256 == SHA256.hexDigest(of: corrupt), "keep \(keep), pieces of \(pieceSize)")
+            #expect(body.kept == Array(corrupt.prefix(keep)))
+            #expect(exchange.warnings.contains { $0.contains("gzip decoding failed") })
+        }
+    }
+
     @Test func truncatedCompressedStreamIsReported() throws {
         let compressed = try compress(Self.body, with: "zstd")
         let cut = Array(compressed.prefix(compressed.count / 2))

@@ -88,9 +88,50 @@ import Testing
         let extra = home.appendingPathComponent("more")
         try FileManager.default.createDirectory(at: extra, withIntermediateDirectories: true)
         try Data(#"{"name": "DSL", "downlink": {"bandwidthKbit": "16 mbit"}}"#.utf8).write(to: extra.appendingPathComponent("dsl2.json"))
+        // One bad file is reported; every other profile is still listed.
         let bad = try condition(["list", "--profiles", extra.path], home: home)
-        #expect(bad.status != 0)
+        #expect(bad.status == 0)
+        #expect(bad.stderrText.contains("skipped "))
         #expect(bad.stderrText.contains("dsl2.json: field \"downlink.bandwidthKbit\": expected a number of kilobits per second"))
+        #expect(bad.stdoutText.contains("Slow Net") && bad.stdoutText.contains("DSL"))
+        // Commands that need the catalog whole still refuse it, naming the file.
+        let show = try condition(["show", "Slow Net", "--profiles", extra.path], home: home)
+        #expect(show.status != 0 && show.stderrText.contains("dsl2.json"))
+    }
+
+    @Test func listSaysWhichProfilesThisKernelCanApply() throws {
+        let list = try condition(["list"])
+        let header = try #require(list.stdoutText.split(separator: "\n").first)
+        #expect(header.hasSuffix("HERE"))
+        // Bandwidth-only profiles need no netem, so they can be applied on any kernel with htb.
+        for line in list.stdoutText.split(separator: "\n") where line.hasPrefix("Slow Net") || line.hasPrefix("Black Hole") {
+            #expect(line.hasSuffix("yes") || line.hasSuffix("no: needs netem"), "\(line)")
+        }
+    }
+
+    @Test func exportToAnUnwritablePlaceSaysCannotWrite() throws {
+        let result = try condition(["export", "DSL", "--nlc", "-o", "/nonexistent-tapkit-dir/out.plist"])
+        #expect(result.status == 1)
+        #expect(result.stderrText == "condition: cannot write /nonexistent-tapkit-dir/out.plist: No such file or directory\n")
+        #expect(!result.stderrText.contains("NSCocoaErrorDomain"))
+    }
+
+    @Test func importIntoAnUnwritablePlaceSaysCannotCreate() throws {
+        let plist = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-\(UUID().uuidString).plist")
+        defer { try? FileManager.default.removeItem(at: plist) }
+        let exported = try condition(["export", "DSL", "--nlc", "-o", plist.path])
+        try #require(exported.status == 0, "\(exported.stderrText)")
+        let result = try condition(["import", plist.path, "--to", "/proc/tapkit-no/profiles"])
+        #expect(result.status == 1)
+        #expect(result.stderrText.contains("condition: cannot create /proc/tapkit-no/profiles: "), "\(result.stderrText)")
+        #expect(!result.stderrText.contains("NSCocoaErrorDomain"))
+    }
+
+    @Test func planOnAMissingInterfaceWarnsAndStillPrints() throws {
+        let result = try condition(["plan", "DSL", "-i", "tapkitnone0"])
+        #expect(result.status == 0)
+        #expect(result.stderrText.contains("warning: no interface \"tapkitnone0\""))
+        #expect(result.stdoutText.contains("tc qdisc add dev tapkitnone0 root handle 7ac0: htb default 0"))
     }
 
     @Test func offWithNothingActiveIsNotAnError() throws {

@@ -20,6 +20,8 @@ final class FakeNetwork: Sendable {
         var changes = 0
         var failOn: Int?
         var failWhen: (@Sendable ([String]) -> Bool)?
+        /// How many `tc -batch` runs there were.
+        var batches = 0
     }
 
     let state: Mutex<State>
@@ -65,6 +67,18 @@ final class FakeNetwork: Sendable {
     private func fail(_ message: String) -> CommandResult { CommandResult(status: 2, stderr: message) }
 
     func handle(_ a: [String]) -> CommandResult? {
+        // `tc -batch FILE`: each line is a tc command, run in order until the first that fails, as tc does.
+        if a.count == 3, a[0] == "tc", a[1] == "-batch" {
+            state.withLock { $0.batches += 1 }
+            guard let text = try? String(contentsOfFile: a[2], encoding: .utf8) else { return fail("Cannot open file \"\(a[2])\"") }
+            for (number, line) in text.split(separator: "\n").enumerated() {
+                let result = handle(["tc"] + line.split(separator: " ").map(String.init)) ?? CommandResult()
+                if result.status != 0 {
+                    return CommandResult(status: 1, stderr: result.stderr + "\nCommand failed \(a[2]):\(number + 1)\n")
+                }
+            }
+            return CommandResult()
+        }
         // Queries
         if a.starts(with: ["ip", "link", "show", "dev"]) {
             return state.withLock { $0.links.contains(a[4]) } ? CommandResult(stdout: "1: \(a[4])") : fail("Device \"\(a[4])\" does not exist.")

@@ -110,11 +110,18 @@ struct NLCConversionTests {
         #expect(file.contains(#""dnsDelayMs" : 300"#), "\(file)")
     }
 
-    @Test("what NLC cannot express is reported, not silently dropped")
+    @Test("what NLC cannot express is reported, not silently dropped; ExcludeLoopback is carried over")
     func notes() {
         var nlc = NLCProfile(name: "Loopback Too")
         nlc.excludeLoopback = false
-        #expect(NLCConversion.importNotes(nlc).first?.contains("ExcludeLoopback") == true)
+        #expect(NLCConversion.importNotes(nlc).isEmpty)
+        #expect(NLCConversion.profile(from: nlc).excludeLoopback == false)
+        nlc.excludeLoopback = true
+        let imported = NLCConversion.profile(from: nlc)
+        #expect(imported.excludeLoopback)
+        #expect(NLCConversion.nlcProfile(from: imported).excludeLoopback)
+        let file = String(decoding: (try? NLCConversion.profileFileData(imported)) ?? Data(), as: UTF8.self)
+        #expect((try? ProfileFile.parse(Data(file.utf8), file: "l.json"))?.excludeLoopback == true, "\(file)")
         let jittery = Profile(name: "Jittery", downlink: LinkSettings(delayMicroseconds: 50_000, jitterMicroseconds: 10_000))
         #expect(NLCConversion.exportNotes(jittery).first?.contains("jitter") == true)
     }

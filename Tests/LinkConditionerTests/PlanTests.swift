@@ -53,9 +53,13 @@ func lines(_ commands: [[String]]) -> String {
     @Test func lowRatesGetAFullFrameOfBurstAndQuantum() throws {
         let tree = PlanBuilder.egressTree(device: try InterfaceName("veth0"), settings: LinkSettings(bitsPerSecond: 8_000))
         #expect(lines(tree) == """
-            tc qdisc add dev veth0 root handle 7ac0: htb default 10
+            tc qdisc add dev veth0 root handle 7ac0: htb default 0
             tc class add dev veth0 parent 7ac0: classid 7ac0:1 htb rate 8kbit ceil 8kbit burst 1600 cburst 1600 quantum 1600
             tc class add dev veth0 parent 7ac0:1 classid 7ac0:10 htb rate 8kbit ceil 8kbit burst 1600 cburst 1600 quantum 1600
+            """ + "\n" + lines(ndpFilters("veth0")) + """
+
+            tc filter add dev veth0 parent 7ac0: protocol ip prio 6 u32 match u32 0 0 flowid 7ac0:10
+            tc filter add dev veth0 parent 7ac0: protocol ipv6 prio 7 u32 match u32 0 0 flowid 7ac0:10
             """)
     }
 
@@ -71,7 +75,7 @@ func lines(_ commands: [[String]]) -> String {
         #expect(PlanBuilder.netemLimit(rate: 32_000, delay: 100_000) == 1000)
         let tree = PlanBuilder.egressTree(device: try! InterfaceName("v"), settings:
             LinkSettings(bitsPerSecond: 100_000_000, delayMicroseconds: 200_000, jitterMicroseconds: 50_000, lossPercent: 1.5))
-        #expect(tree.last == ["tc", "qdisc", "add", "dev", "v", "parent", "7ac0:10", "handle", "7ac1:",
+        #expect(tree.first { $0.contains("netem") } == ["tc", "qdisc", "add", "dev", "v", "parent", "7ac0:10", "handle", "7ac1:",
                               "netem", "delay", "200ms", "50ms", "loss", "1.5%", "limit", "12500"])
     }
 
@@ -80,18 +84,22 @@ func lines(_ commands: [[String]]) -> String {
                                           dnsDelayMicroseconds: 100_000)
         #expect(tree.allSatisfy { $0[0] == "tc" && $0[4] == "veth-sb0" })
         #expect(!tree.joined().contains("ingress"))
-        #expect(tree.filter { $0[1] == "filter" }.count == 4)
+        // 5 NDP (direct), 4 DNS (UDP/TCP, IPv4/IPv6), 2 for everything else that is IP.
+        #expect(tree.filter { $0[1] == "filter" }.count == 11)
     }
 
-    @Test func switchingSlowNetToBlackHoleChangesLeavesOnlyAndKeepsTheRedirect() throws {
+    /// The downlink leaf is replaced before the rate rises, so what Slow Net had queued is dropped with it instead of
+    /// arriving at 10 Gbit/s after the switch.
+    @Test func switchingSlowNetToBlackHoleReplacesTheLeafBeforeTheRateAndKeepsTheRedirect() throws {
         let catalog = try builtIns()
         let plan = PlanBuilder.switchPlan(from: try catalog.profile(named: "Slow Net"),
                                           to: try catalog.profile(named: "Black Hole"), interface: try InterfaceName("eth0"))
         #expect(lines(plan) == """
             tc qdisc del dev eth0 root
+            tc qdisc del dev tk-eth0 parent 7ac0:10 handle 7ac1:
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem loss 100% limit 1000
             tc class change dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc class change dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
-            tc qdisc change dev tk-eth0 parent 7ac0:10 handle 7ac1: netem loss 100% limit 1000
             """)
         #expect(!plan.joined().contains("ingress"))
         #expect(!plan.contains { $0.starts(with: ["ip", "link"]) })
@@ -106,10 +114,10 @@ func lines(_ commands: [[String]]) -> String {
             tc class change dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 32kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:20 htb rate 8kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
             tc qdisc add dev eth0 parent 7ac0:20 handle 7ac2: netem delay 300ms limit 1000
-            tc filter add dev eth0 parent 7ac0: protocol ip prio 1 u32 match ip protocol 17 0xff match ip dport 53 0xffff flowid 7ac0:20
-            tc filter add dev eth0 parent 7ac0: protocol ip prio 1 u32 match ip protocol 6 0xff match ip dport 53 0xffff flowid 7ac0:20
-            tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 2 u32 match ip6 protocol 17 0xff match ip6 dport 53 0xffff flowid 7ac0:20
-            tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 2 u32 match ip6 protocol 6 0xff match ip6 dport 53 0xffff flowid 7ac0:20
+            tc filter add dev eth0 parent 7ac0: protocol ip prio 4 u32 match ip protocol 17 0xff match ip dport 53 0xffff flowid 7ac0:20
+            tc filter add dev eth0 parent 7ac0: protocol ip prio 4 u32 match ip protocol 6 0xff match ip dport 53 0xffff flowid 7ac0:20
+            tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 5 u32 match ip6 protocol 17 0xff match ip6 dport 53 0xffff flowid 7ac0:20
+            tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 5 u32 match ip6 protocol 6 0xff match ip6 dport 53 0xffff flowid 7ac0:20
             tc class change dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 32kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
             tc class change dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 32kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
             """)
@@ -118,8 +126,8 @@ func lines(_ commands: [[String]]) -> String {
             tc class change dev eth0 parent 7ac0: classid 7ac0:1 htb rate 256kbit ceil 256kbit burst 1600 cburst 1600 quantum 3200
             tc class change dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 256kbit ceil 256kbit burst 1600 cburst 1600 quantum 3200
             tc qdisc change dev eth0 parent 7ac0:10 handle 7ac1: netem delay 5ms limit 1000
-            tc filter del dev eth0 parent 7ac0: protocol ip prio 1
-            tc filter del dev eth0 parent 7ac0: protocol ipv6 prio 2
+            tc filter del dev eth0 parent 7ac0: protocol ip prio 4
+            tc filter del dev eth0 parent 7ac0: protocol ipv6 prio 5
             tc class del dev eth0 parent 7ac0:1 classid 7ac0:20
             tc class change dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 2mbit ceil 2mbit burst 2500 cburst 2500 quantum 25000
             tc class change dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 2mbit ceil 2mbit burst 2500 cburst 2500 quantum 25000
@@ -130,8 +138,16 @@ func lines(_ commands: [[String]]) -> String {
     @Test func forcePlanReplacesRootAndIngress() throws {
         let plan = PlanBuilder.applyPlan(profile: try builtIns().profile(named: "DSL"), interface: try InterfaceName("eth0"),
                                          replaceRoot: true, replaceIngress: true)
-        #expect(plan.first == ["tc", "qdisc", "replace", "dev", "eth0", "root", "handle", "7ac0:", "htb", "default", "10"])
-        #expect(plan.suffix(3).first == ["tc", "qdisc", "del", "dev", "eth0", "ingress"])
+        #expect(plan.first == ["tc", "qdisc", "replace", "dev", "eth0", "root", "handle", "7ac0:", "htb", "default", "0"])
+        #expect(plan.suffix(4).first == ["tc", "qdisc", "del", "dev", "eth0", "ingress"])
+    }
+}
+
+/// The five filters that send NDP (ICMPv6 133-137) through htb's direct queue, untouched.
+func ndpFilters(_ device: String) -> [[String]] {
+    (133...137).map { type in
+        ["tc", "filter", "add", "dev", device, "parent", "7ac0:", "protocol", "ipv6", "prio", "1", "u32",
+         "match", "ip6", "protocol", "58", "0xff", "match", "ip6", "icmp_type", String(type), "0xff", "flowid", "7ac0:0"]
     }
 }
 

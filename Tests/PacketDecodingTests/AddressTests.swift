@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import PacketDecoding
 
@@ -11,6 +14,37 @@ import Testing
     ])
     func formats(address: IPAddress, text: String) {
         #expect(address.description == text)
+    }
+
+    /// The one address formatter against the C library's inet_ntop (the rules tcpdump's addrtostr follows): every
+    /// placement of zero runs, IPv4-mapped and IPv4-compatible forms, and random addresses.
+    @Test func ipv6TextEqualsInetNtop() {
+        var generator = SystemRandomNumberGenerator()
+        var cases: [(UInt64, UInt64)] = [(0, 0), (0, 1), (0, 0xffff_0000_0000), (0, 0xffff_0a00_0001), (0, 0x0a00_0001),
+                                         (0, 0x0001_0000), (0xffff_ffff_ffff_ffff, 0xffff_ffff_ffff_ffff)]
+        for mask in 0..<256 {  // each of the 8 groups zero or not
+            var high: UInt64 = 0, low: UInt64 = 0
+            for group in 0..<8 where mask & (1 << group) != 0 {
+                let value = UInt64.random(in: 1...0xffff, using: &generator)
+                if group < 4 { high |= value << UInt64(48 - 16 * group) } else { low |= value << UInt64(48 - 16 * (group - 4)) }
+            }
+            cases.append((high, low))
+        }
+        for _ in 0..<200 { cases.append((UInt64.random(in: 0...UInt64.max), UInt64.random(in: 0...UInt64.max))) }
+        for (high, low) in cases {
+            var raw = in6_addr()
+            withUnsafeMutableBytes(of: &raw) { bytes in
+                bytes.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
+                bytes.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
+            }
+            var text = [CChar](repeating: 0, count: 64)
+            #expect(inet_ntop(AF_INET6, &raw, &text, 64) != nil)
+            let expected = String(cString: text)
+            #expect(IPAddress.v6(high: high, low: low).description == expected)
+            var output = [UInt8]()
+            IPAddress.v6(high: high, low: low).withText { output.append(contentsOf: $0) }
+            #expect(String(decoding: output, as: UTF8.self) == expected)
+        }
     }
 
     @Test func endpointBracketsIPv6() {

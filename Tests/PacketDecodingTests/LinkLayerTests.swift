@@ -22,11 +22,11 @@ struct LinkLayerTests {
             #expect(tcp.headerLength == 44)
             #expect(tcp.payloadLength == 0)
             var options: [String] = []
-            for option in TCPOptionIterator(tcp.options) {
-                switch option {
-                case .maximumSegmentSize(let mss): options.append("mss \(mss)")
+            for option in tcp.optionIterator {
+                switch option.value {
+                case .maximumSegmentSize(let mss?): options.append("mss \(mss)")
                 case .noOperation: options.append("nop")
-                case .windowScale(let shift): options.append("wscale \(shift)")
+                case .windowScale(let shift?): options.append("wscale \(shift)")
                 case .timestamp(let value, let echo): options.append("TS \(value) \(echo)")
                 case .sackPermitted: options.append("sackOK")
                 case .endOfList: options.append("eol")

@@ -219,3 +219,33 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
         #expect((entries[2]["response"] as? [String: Any])?["status"] as? Int == 0)
     }
 }
+
+/// Time printing at the edges of what a capture file can hold (issue 9).
+@Suite struct ExtremeTimePrintingTests {
+    @Test func packetTimesPrintExactlyIncludingBefore1970() {
+        var output = PacketOutput()
+        output.append(seconds: Timestamp(seconds: -1, nanoseconds: 750_000_000))
+        output.append(" ")
+        output.append(seconds: Timestamp(seconds: .min, nanoseconds: 0))
+        output.append(" ")
+        output.append(seconds: Timestamp(seconds: .max, nanoseconds: 999_999_999))
+        output.append(" ")
+        output.append(seconds: Timestamp(seconds: 1_700_000_000, nanoseconds: 5))
+        #expect(String(decoding: output.bytes, as: UTF8.self)
+                == "-0.250000000 -9223372036854775808.000000000 9223372036854775807.999999999 1700000000.000000005")
+    }
+
+    @Test func jsonSecondsNeverTrap() {
+        var json = JSONText()
+        json.seconds(9.2e18)
+        json.raw(" ")
+        json.seconds(-9.3e18)
+        json.raw(" ")
+        json.seconds(.nan)
+        json.raw(" ")
+        json.milliseconds(.infinity)
+        json.raw(" ")
+        json.seconds(-0.25)
+        #expect(json.text == "9200000000000000000.000000 -9200000000000000000.000000 null null -0.250000")
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import LinkConditioner
+import Sandbox
 import Testing
 import TestSupport
 

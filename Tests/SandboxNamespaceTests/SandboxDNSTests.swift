@@ -1,5 +1,6 @@
 import Foundation
 import LinkConditioner
+import Sandbox
 import Testing
 import TestSupport
 
@@ -93,7 +94,7 @@ struct SandboxDNSTests {
         kill(running.pid, SIGTERM)
         _ = running.finish(timeout: 15)
         #expect(try SandboxHarness.leftovers(of: record.identity.id) == [])
-        if SandboxRegistry.standard.records().isEmpty {
+        if SandboxRegistry().records().isEmpty {
             #expect(try String(contentsOfFile: "/proc/sys/net/ipv4/ip_forward", encoding: .utf8) == forwardingBefore)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LinkConditioner
+import Sandbox
 import TestSupport
 
 /// Runs `condition` and local servers for the sandbox tests, and checks what a sandbox leaves behind.
@@ -68,7 +69,7 @@ enum SandboxHarness {
         func waitForRecord(timeout: Double = 15) -> SandboxRecord? {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
-                if let record = SandboxRegistry.standard.records().first(where: { $0.ownerPID == pid && $0.childPID != nil }) {
+                if let record = SandboxRegistry().records().first(where: { $0.ownerPID == pid && $0.childPID != nil }) {
                     return record
                 }
                 usleep(50_000)
@@ -94,7 +95,7 @@ enum SandboxHarness {
         }
         if try run("nft", ["list", "tables"]).stdoutText.contains(identity.nftTable) { found.append("nft table \(identity.nftTable)") }
         if FileManager.default.fileExists(atPath: identity.etcDirectory) { found.append(identity.etcDirectory) }
-        if SandboxRegistry.standard.record(id: id) != nil { found.append("registry record \(id)") }
+        if SandboxRegistry().record(id: id) != nil { found.append("registry record \(id)") }
         let addresses = try run("ip", ["-o", "addr", "show"]).stdoutText
         if addresses.contains(identity.hostInterface) { found.append("address on \(identity.hostInterface)") }
         return found
@@ -125,55 +126,5 @@ enum SandboxHarness {
         guard kill(pid, 0) == 0 else { return false }
         let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
         return !(stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") ?? true)
-    }
-}
-
-/// `python3 -m http.server` on 127.0.0.1 (reached from sandboxes at their host end's address), serving
-/// files of given sizes.
-final class LoopbackHTTPServer: @unchecked Sendable {
-    let process = Process()
-    let port: Int
-    let directory: URL
-
-    init(files: [String: Int]) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sbx-www-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for (name, size) in files {
-            var generator = SystemRandomNumberGenerator()
-            let bytes = (0..<size / 8 + 1).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64, Array.init) }
-            try Data(bytes.prefix(size)).write(to: directory.appendingPathComponent(name))
-        }
-        let script = """
-            import http.server, socketserver, sys, functools
-            handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
-            http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-            print(server.server_address[1], flush=True)
-            server.serve_forever()
-            """
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, directory.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(0x0a) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
-            throw CocoaError(.fileReadCorruptFile)
-        }
-        self.port = port
-    }
-
-    func stop() {
-        // SIGKILL: the test runner starts children with SIGTERM blocked, so python would not see it.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LinkConditioner
+import Sandbox
 import Testing
 
 /// The exact commands and files of a sandbox, checked without root.
@@ -123,7 +124,8 @@ struct SandboxPlanTests {
 
     @Test("exit codes: the status, or 128 + signal")
     func exitCodes() {
-        #expect(SandboxProcesses.exitCode(fromWaitStatus: 42 << 8) == 42)
-        #expect(SandboxProcesses.exitCode(fromWaitStatus: SIGSEGV) == 128 + SIGSEGV)
+        #expect(ExitStatus(waitStatus: 42 << 8) == .exited(42))
+        #expect(ExitStatus(waitStatus: 42 << 8).shellCode == 42)
+        #expect(ExitStatus(waitStatus: SIGSEGV).shellCode == 128 + SIGSEGV)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LinkConditioner
+import Sandbox
 import Testing
 import TestSupport
 
@@ -61,7 +62,7 @@ struct SandboxRunTests {
         // Five seconds of transfer at each rate keeps TCP's start a small part of the measurement.
         let slowKbit = 3000, fastKbit = 7000
         let seconds = 5
-        let server = try LoopbackHTTPServer(files: ["slow.bin": slowKbit * 125 * seconds,
+        let server = try LoopbackWebServer(randomFiles: ["slow.bin": slowKbit * 125 * seconds,
                                                     "fast.bin": fastKbit * 125 * seconds])
         defer { server.stop() }
         let profiles = try SandboxHarness.profileDirectory([("Sandbox Slow", slowKbit, 1000),
@@ -209,11 +210,13 @@ struct SandboxRunTests {
         } else {
             #expect(result.status == 125)
             #expect(result.stderrText.contains("netem"), "\(result.stderrText)")
+            // Checked before the banner: no "sandbox ID: interface ..." line for a run that cannot happen.
+            #expect(!result.stderrText.contains("interface tk-"), "\(result.stderrText)")
         }
         if let id = SandboxHarness.sandboxID(fromStderr: result.stderrText) {
             #expect(try SandboxHarness.leftovers(of: id) == [])
         }
-        #expect(SandboxRegistry.standard.records().filter { $0.profile == "Sandbox Delay" }.isEmpty)
+        #expect(SandboxRegistry().records().filter { $0.profile == "Sandbox Delay" }.isEmpty)
     }
 }
 

@@ -1,0 +1,108 @@
+import FlowReassembly
+import HTTPDecoding
+import PacketDecoding
+import Reports
+
+// A byte stream cut into TCP segments through reassembly and the HTTP decoder, both directions, with body
+// decoding, the -v terminal view and the JSON line. Input: 1 byte of options, then records:
+//   op (bit 0: 0 client, 1 server; bits 1-3: kind; bits 4-7: time step, 15 = one second backwards)
+//   kinds 0-3: the direction's next bytes (2-byte length, then the bytes)
+//   kind 4: bytes at an offset from the next sequence number (1 signed byte * 7, 2-byte length, bytes):
+//           retransmissions, overlaps and holes
+//   kind 5: FIN; kind 6: RST; kind 7: SYN (or SYN-ACK from the server), anywhere, to re-anchor
+// Options: bit 0 handshake first, bit 1 small limits, bit 2 renderers with colour, bit 3 small reassembly limits.
+
+private let client = Endpoint(address: .v4(0x0a00_0005), port: 51234)
+private let server = Endpoint(address: .v4(0x0a00_0001), port: 80)
+nonisolated(unsafe) private var sink = PacketOutput(fileDescriptor: -1, flushThreshold: 1 << 16)
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHTTPStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    var input = FuzzInput(data, size)
+    let options = input.byte()
+    var limits = HTTPDecoderLimits()
+    if options & 2 != 0 {
+        limits.maxHeadBytes = 300
+        limits.maxChunkLineBytes = 64
+        limits.bodyKeepBytes = 100
+        limits.maxDecodedBodyBytes = 50_000
+        limits.maxDecodedBytesPerCapture = 120_000
+        limits.maxPendingRequests = 3
+        limits.maxResyncScanBytes = 2000
+        limits.maxInterimResponses = 2
+        limits.maxWarningsPerMessage = 4
+    }
+    var reassemblyLimits = ReassemblyLimits.default
+    if options & 8 != 0 {
+        reassemblyLimits = ReassemblyLimits(maxBufferedBytesPerConnection: 3000, maxBufferedBytesTotal: 5000,
+                                            maxConnections: 2, idleTimeoutSeconds: 30,
+                                            acknowledgedHoleTimeoutSeconds: 0.5)
+        reassemblyLimits.maxBufferedSegmentsPerConnection = 8
+    }
+    var textOptions = HTTPTextRenderer.Options()
+    textOptions.verbose = true
+    textOptions.color = options & 4 != 0
+    textOptions.bodyLimit = 512
+    let renderer = HTTPTextRenderer(options: textOptions)
+    var decoder = HTTPStreamDecoder(limits: limits) { event in
+        switch event {
+        case .exchange(let exchange):
+            _ = renderer.render(exchange)
+            HTTPJSONRenderer.appendLine(for: exchange, to: &sink)
+            _ = sink.flush()
+        case .notice(let notice):
+            _ = renderer.render(notice)
+        case .warning(_, let message, let time):
+            _ = renderer.render(warning: message, time: time)
+        case .webSocket(let message):
+            _ = renderer.render(message)
+            HTTPJSONRenderer.appendLine(for: message, to: &sink)
+            _ = sink.flush()
+        }
+    }
+    var reassembler = TCPReassembler(limits: reassemblyLimits)
+    var next: [UInt32] = [1000, 90_000]  // client's and server's next sequence numbers
+    var time = Timestamp(seconds: 1_700_000_000, nanoseconds: 0)
+
+    func send(_ fromServer: Bool, sequence: UInt32, flags: TCPFlags, payload: UnsafeRawBufferPointer) {
+        let ack = next[fromServer ? 0 : 1]
+        reassembler.process(source: fromServer ? server : client, destination: fromServer ? client : server,
+                            sequenceNumber: sequence, acknowledgmentNumber: ack, flags: flags, payload: payload,
+                            at: time, into: &decoder)
+    }
+    let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+    if options & 1 != 0 {
+        send(false, sequence: next[0] &- 1, flags: [.syn], payload: empty)
+        send(true, sequence: next[1] &- 1, flags: [.syn, .ack], payload: empty)
+        send(false, sequence: next[0], flags: [.ack], payload: empty)
+    }
+    while !input.isEmpty {
+        let op = input.byte()
+        let fromServer = op & 1 != 0
+        let side = fromServer ? 1 : 0
+        let step = op >> 4
+        time = step == 15 ? time.adding(seconds: -1) : time.adding(seconds: Double(step) / 1000)
+        switch (op >> 1) & 7 {
+        case 0...3:
+            let bytes = input.take(Int(input.uint16()) % 4096)
+            send(fromServer, sequence: next[side], flags: [.ack, .psh], payload: bytes)
+            next[side] &+= UInt32(bytes.count)
+        case 4:
+            let offset = Int32(Int8(bitPattern: input.byte())) * 7
+            let bytes = input.take(Int(input.uint16()) % 4096)
+            let sequence = UInt32(bitPattern: Int32(bitPattern: next[side]) &+ offset)
+            send(fromServer, sequence: sequence, flags: [.ack], payload: bytes)
+            if offset >= 0 && offset <= 1 { next[side] = sequence &+ UInt32(bytes.count) }
+        case 5:
+            send(fromServer, sequence: next[side], flags: [.fin, .ack], payload: empty)
+            next[side] &+= 1
+        case 6:
+            send(fromServer, sequence: next[side], flags: [.rst], payload: empty)
+        default:
+            send(fromServer, sequence: next[side] &- 1, flags: fromServer ? [.syn, .ack] : [.syn], payload: empty)
+        }
+    }
+    reassembler.finish(at: time, into: &decoder)
+    decoder.flush(at: time)
+    return 0
+}

@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Turns capture fixtures into starting inputs for the fuzz targets (see docs/fuzzing.md).
+
+Usage: make-seeds.py KIND OUT_DIR MAX_LEN FIXTURE...
+KIND is the second column of Fuzz/targets: packets, streams, clienthello, files, tunnels, tlsrecords, hpack, quic, none.
+"""
+import hashlib
+import os
+import ssl
+import struct
+import sys
+
+import logging
+logging.getLogger("scapy").setLevel(logging.ERROR)
+from scapy.all import PcapReader, TCP, IP, IPv6, conf  # noqa: E402
+
+
+def save(out, data, max_len):
+    data = data[:max_len]
+    if not data:
+        return
+    name = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(data)
+
+
+def packets_of(path):
+    """(link type, frame bytes, scapy packet) for each packet, or nothing when scapy cannot read the file."""
+    try:
+        with PcapReader(path) as reader:
+            for packet in reader:
+                linktype = conf.l2types.layer2num.get(type(packet))
+                if linktype is None:
+                    linktype = getattr(reader, "linktype", 1)
+                yield linktype, bytes(packet), packet
+    except Exception:
+        return
+
+
+def seed_packets(out, fixtures, max_len):
+    for path in fixtures:
+        seen = 0
+        for linktype, frame, _ in packets_of(path):
+            for options in (0, 1, 2, 3):
+                save(out, struct.pack(">HB", linktype & 0xFFFF, options) + frame, max_len)
+            seen += 1
+            if seen >= 40:
+                break
+
+
+def connections_of(path):
+    """Per TCP connection: whether its SYN was seen, and [(from_server, payload)] in capture order."""
+    conns = {}
+    for _, _, packet in packets_of(path):
+        if TCP not in packet:
+            continue
+        ip = packet[IP] if IP in packet else packet[IPv6] if IPv6 in packet else None
+        if ip is None:
+            continue
+        tcp = packet[TCP]
+        a, b = (ip.src, tcp.sport), (ip.dst, tcp.dport)
+        key = tuple(sorted([a, b]))
+        entry = conns.setdefault(key, {"server": None, "syn": False, "records": []})
+        if entry["server"] is None:
+            if tcp.flags & 0x02:
+                entry["server"] = b if not tcp.flags & 0x10 else a
+                entry["syn"] = True
+            else:
+                entry["server"] = a if tcp.sport < tcp.dport else b
+        payload = bytes(tcp.payload)
+        if payload:
+            entry["records"].append((a == entry["server"], payload))
+    return conns.values()
+
+
+def seed_streams(out, fixtures, max_len):
+    for path in fixtures:
+        for entry in connections_of(path):
+            if not entry["records"]:
+                continue
+            data = bytes([1 if entry["syn"] else 0])
+            for from_server, payload in entry["records"]:
+                payload = payload[:4095]
+                data += bytes([(1 if from_server else 0) | (1 << 4)]) + struct.pack(">H", len(payload)) + payload
+            data += bytes([0x0A, 0x0B])  # FIN from each side
+            save(out, data, max_len)
+
+
+def seed_clienthello(out, fixtures, max_len):
+    for name in ("example.com", ".".join(["a" * 60] * 4), None):
+        for alpn in (["h2", "http/1.1"], None):
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            if alpn:
+                context.set_alpn_protocols(alpn)
+            incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+            tls = context.wrap_bio(incoming, outgoing, server_hostname=name)
+            try:
+                tls.do_handshake()
+            except ssl.SSLWantReadError:
+                pass
+            save(out, outgoing.read(), max_len)
+    for path in fixtures:
+        for entry in connections_of(path):
+            for from_server, payload in entry["records"][:1]:
+                if not from_server and payload[:1] == b"\x16":
+                    save(out, payload, max_len)
+
+
+def seed_tunnels(out, fixtures, max_len):
+    """Every Ethernet frame of the tunnel captures (Tests/Fixtures/tunnels), behind each of 4 options bytes."""
+    for path in fixtures:
+        if os.sep + "tunnels" + os.sep not in path:
+            continue
+        for linktype, frame, _ in packets_of(path):
+            if linktype == 1:
+                for options in (0, 1, 2, 0x41):
+                    save(out, bytes([options]) + frame, max_len)
+
+
+def seed_files(out, fixtures, max_len):
+    for path in fixtures:
+        if os.path.getsize(path) <= max_len:
+            with open(path, "rb") as f:
+                save(out, f.read(), max_len)
+
+
+def tls_step(control, body):
+    return bytes([control]) + body
+
+
+def tls_sealed(side, stage, content_type, plaintext, padding=None):
+    """A tls-records step the harness seals (kind 2, or kind 7 with explicit TLS 1.3 padding)."""
+    if padding is None:
+        return bytes([side | 2 << 1 | stage << 4, content_type]) + struct.pack(">H", len(plaintext)) + plaintext
+    return bytes([side | 7 << 1 | stage << 4, padding, content_type]) + struct.pack(">H", len(plaintext)) + plaintext
+
+
+def handshake_message(kind, body):
+    return bytes([kind]) + struct.pack(">I", len(body))[1:] + body
+
+
+def seed_tlsrecords(out, fixtures, max_len):
+    """Whole sessions for the tls-records target: the harness writes the hellos and seals what follows, so these
+    decrypt. Then the TLS fixtures' real streams as raw steps (they do not decrypt with the harness's keys, but
+    carry real record framing and handshakes)."""
+    request = b"GET / HTTP/1.1\r\nHost: fuzz.example\r\n\r\n"
+    response = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    alpn = struct.pack(">H", 5) + struct.pack(">H", 3) + bytes([2]) + b"h2"
+    encrypted_extensions = handshake_message(8, struct.pack(">H", len(alpn)) + alpn)
+    end = bytes([5 << 1, 1 | 5 << 1])
+    for session in range(3):  # TLS 1.3
+        for segment in (255, 0, 3):
+            for early in (False, True):
+                options = session | (8 if early else 0)
+                steps = b""
+                if early:
+                    steps += tls_sealed(0, 0, 23, request) + tls_sealed(0, 0, 22, handshake_message(5, b""))
+                steps += tls_sealed(1, 1, 22, encrypted_extensions + handshake_message(20, bytes(32)))
+                steps += tls_sealed(0, 1, 22, handshake_message(20, bytes(32)))
+                steps += tls_sealed(0, 2, 23, request) + tls_sealed(1, 2, 23, response, padding=7)
+                steps += tls_sealed(0, 2, 22, handshake_message(24, b"\x00"))
+                steps += tls_sealed(0, 3, 23, request) + tls_sealed(1, 2, 21, b"\x01\x00")
+                save(out, bytes([options, segment, 0]) + steps + end, max_len)
+    for session in range(3, 8):  # TLS 1.2
+        for etm in ((False, True) if session >= 6 else (False,)):
+            options = session | (16 if etm else 0)
+            steps = tls_step(1 | 6 << 1, b"") + tls_sealed(1, 0, 22, handshake_message(20, bytes(12)))
+            steps += tls_step(6 << 1, b"") + tls_sealed(0, 0, 22, handshake_message(20, bytes(12)))
+            steps += tls_sealed(0, 0, 23, request) + tls_sealed(1, 0, 23, response)
+            save(out, bytes([options, 255, 0]) + steps + end, max_len)
+    for path in fixtures:
+        if os.sep + "tls" + os.sep not in path:
+            continue
+        for entry in connections_of(path):
+            steps = b""
+            for from_server, payload in entry["records"]:
+                payload = payload[:4095]
+                steps += bytes([1 if from_server else 0]) + struct.pack(">H", len(payload)) + payload
+            if steps:
+                save(out, bytes([0x20 | (0 if "tls13" in path else 3), 255, 0]) + steps, max_len)
+
+
+def hpack_step(side, kind, flags, body):
+    return bytes([side | kind << 1 | flags << 4]) + body
+
+
+def seed_hpack(out, fixtures, max_len):
+    """Header blocks from Python's hpack encoder (the h2 library's, which the h2 fixtures' server uses), as
+    HEADERS/CONTINUATION/PUSH_PROMISE steps of the hpack-blocks target; then the cleartext HTTP/2 fixtures'
+    streams as raw steps."""
+    try:
+        import hpack
+    except ImportError:
+        print("make-seeds.py: python hpack not installed; hpack-blocks starts without header-block seeds",
+              file=sys.stderr)
+        hpack = None
+    if hpack is not None:
+        request = [(":method", "GET"), (":scheme", "https"), (":path", "/index.html?q=1"),
+                   (":authority", "fuzz.example"), ("user-agent", "curl/8.0"), ("accept", "*/*"),
+                   ("x-custom", "v" * 40), ("cookie", "a=1"), ("cookie", "b=2")]
+        response = [(":status", "200"), ("content-type", "text/plain"), ("content-length", "2"),
+                     ("set-cookie", "id=42; Path=/"), ("cache-control", "no-cache")]
+        trailers = [("grpc-status", "0"), ("grpc-message", "ok")]
+        for options in (0, 1, 2, 12):
+            client, server = hpack.Encoder(), hpack.Encoder()
+            steps = hpack_step(1, 2, 0, struct.pack(">H", 1024))
+            for stream in (1, 3, 5):
+                block = client.encode(request)
+                if stream == 3:  # split over CONTINUATION
+                    half = len(block) // 2
+                    steps += hpack_step(0, 0, 1, bytes([stream]) + struct.pack(">H", half) + block[:half])
+                    steps += hpack_step(0, 1, 2, bytes([stream]) + struct.pack(">H", len(block) - half) + block[half:])
+                else:
+                    steps += hpack_step(0, 0, 3 | (4 if stream == 5 else 0),
+                                        bytes([stream]) + struct.pack(">H", len(block)) + block)
+                block = server.encode(response)
+                steps += hpack_step(1, 0, 2 | (8 if stream == 5 else 0),
+                                    bytes([stream]) + struct.pack(">H", len(block)) + block)
+                steps += hpack_step(1, 3, 0, bytes([stream]) + struct.pack(">H", 2) + b"ok")
+                block = server.encode(trailers)
+                steps += hpack_step(1, 0, 3, bytes([stream]) + struct.pack(">H", len(block)) + block)
+            pushed = server.encode(request)
+            steps += hpack_step(1, 4, 2, bytes([1, 2]) + struct.pack(">H", len(pushed)) + pushed)
+            server.header_table_size = 0
+            block = server.encode(response)
+            steps += hpack_step(1, 0, 3, bytes([2]) + struct.pack(">H", len(block)) + block)
+            steps += hpack_step(0, 5, 0, bytes([7, 8])) + hpack_step(1, 5, 1, bytes([5, 0]))
+            save(out, bytes([options]) + steps, max_len)
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    for path in fixtures:
+        if os.sep + "h2" + os.sep not in path:
+            continue
+        for entry in connections_of(path):
+            client = b"".join(p for from_server, p in entry["records"] if not from_server)
+            if preface not in client:
+                continue
+            steps = b""
+            for from_server, payload in entry["records"]:
+                if not from_server and preface in payload:
+                    payload = payload[payload.index(preface) + len(preface):]
+                payload = payload[:4095]
+                if payload:
+                    steps += hpack_step(1 if from_server else 0, 6, 0, struct.pack(">H", len(payload)) + payload)
+            if steps:
+                save(out, bytes([0]) + steps, max_len)
+
+
+def quic_varint(value):
+    if value < 64:
+        return bytes([value])
+    if value < 16384:
+        return struct.pack(">H", 0x4000 | value)
+    return struct.pack(">I", 0x80000000 | value)
+
+
+def seed_quic(out, fixtures, max_len):
+    """ClientHellos from Python's ssl in CRYPTO frames (protected mode: the harness adds Initial protection), and
+    the UDP payloads to port 443 of the fixtures (raw mode)."""
+    from scapy.all import UDP  # noqa: E402
+    hellos = []
+    for name in ("fuzz.example", None):
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        context.set_alpn_protocols(["h3"])
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = context.wrap_bio(incoming, outgoing, server_hostname=name)
+        try:
+            tls.do_handshake()
+        except ssl.SSLWantReadError:
+            pass
+        record = outgoing.read()
+        hellos.append(record[5:])  # the handshake message without its record header
+    for hello in hellos:
+        half = len(hello) // 2
+        whole = b"\x06" + quic_varint(0) + quic_varint(len(hello)) + hello
+        split = (b"\x06" + quic_varint(half) + quic_varint(len(hello) - half) + hello[half:]
+                 + b"\x01" + b"\x06" + quic_varint(0) + quic_varint(half) + hello[:half])
+        ack = b"\x02" + quic_varint(3) + quic_varint(0) + quic_varint(1) + quic_varint(0) + quic_varint(0) + quic_varint(1)
+        for frames in (whole, split, ack + whole + bytes(40)):
+            for options in (0, 2, 6):
+                dcid = bytes(range(8))
+                save(out, bytes([options, len(dcid)]) + dcid + bytes([4]) + b"scid" + bytes([0]) + bytes(4) + frames,
+                     max_len)
+    for path in fixtures:
+        for _, _, packet in packets_of(path):
+            if UDP in packet and packet[UDP].dport == 443:
+                save(out, bytes([1]) + bytes(packet[UDP].payload), max_len)
+
+
+def main():
+    kind, out, max_len = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    fixtures = sys.argv[4:]
+    os.makedirs(out, exist_ok=True)
+    makers = {"packets": seed_packets, "streams": seed_streams, "clienthello": seed_clienthello,
+              "files": seed_files, "tunnels": seed_tunnels, "tlsrecords": seed_tlsrecords,
+              "hpack": seed_hpack, "quic": seed_quic,
+              "none": lambda *args: None}
+    if kind not in makers:
+        sys.exit(f"make-seeds.py: unknown seed kind {kind!r}; known: {', '.join(sorted(makers))}")
+    makers[kind](out, fixtures, max_len)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+import Foundation
+import SystemSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `condition run` asks for beyond the sandbox itself: `capture` processes on the host end.
+public struct SandboxRunRequest: Sendable {
+    public var sandbox: SandboxOptions
+    /// `capture` executable to spawn on the host interface for `--capture` / `--http`.
+    public var captureExecutable: String?
+    public var captureFile: String?
+    public var printHTTP: Bool
+    /// Give the sandbox's TLS key log to the `--http` capture as `--keylog FILE` (needs `sandbox.tlsKeyLog`
+    /// and a `capture` that has the option).
+    public var captureReadsKeyLog: Bool
+
+    public init(sandbox: SandboxOptions, captureExecutable: String? = nil, captureFile: String? = nil,
+                printHTTP: Bool = false, captureReadsKeyLog: Bool = false) {
+        self.sandbox = sandbox
+        self.captureExecutable = captureExecutable
+        self.captureFile = captureFile
+        self.printHTTP = printHTTP
+        self.captureReadsKeyLog = captureReadsKeyLog
+    }
+}
+
+/// Creates a sandbox, runs one command in it, and removes it, on every way out:
+/// normal exit and crash of the command (waitpid), Ctrl-C/SIGTERM/SIGHUP to the owner (forwarded to the
+/// command, then teardown), SIGKILL of the owner (the watchdog process notices the owner is gone within
+/// 200 ms; failing that, the next run or `condition sandboxes` reaps records whose owner is dead).
+public struct SandboxSession {
+    public var settings: SandboxSettings
+    public var runner: any CommandRunner
+    /// Writes status lines (interface name, teardown problems) for the user.
+    public var log: @Sendable (String) -> Void
+
+    public init(settings: SandboxSettings, runner: any CommandRunner, log: @escaping @Sendable (String) -> Void) {
+        self.settings = settings
+        self.runner = runner
+        self.log = log
+    }
+
+    /// Runs the request. `prepare` runs on the fresh sandbox before anything is announced or started (the
+    /// conditioner applies its profile there; an error aborts the run with everything removed). Returns the exit
+    /// code to exit with: the command's, or 128 + the signal that killed it.
+    public func run(_ request: SandboxRunRequest, prepare: (RunningSandbox) throws -> Void = { _ in }) throws -> Int32 {
+        let catcher = try SignalCatcher(childExits: true)
+        let sandbox = try RunningSandbox(request.sandbox, settings: settings, runner: runner)
+        var captures: [pid_t] = []
+        do {
+            try prepare(sandbox)
+            let identity = sandbox.identity
+            log("sandbox \(identity.id): interface \(identity.hostInterface) (host \(identity.hostIPv4), "
+                + "sandbox \(identity.namespaceIPv4)), profile \(request.sandbox.label)")
+            log("watch it from another shell with: capture -i \(identity.hostInterface) --http")
+            captures = try startCaptures(request, sandbox: sandbox)
+            try sandbox.update { $0.capturePIDs = captures }
+            if catcher.interrupted() {
+                teardown(sandbox, captures: captures)
+                return 130
+            }
+            let child = try sandbox.startCommand()
+            let status = catcher.waitForwarding(to: child)
+            sandbox.commandEnded()
+            teardown(sandbox, captures: captures)
+            if let file = request.captureFile { request.sandbox.invokingUser?.give(file) }
+            return status.shellCode
+        } catch {
+            teardown(sandbox, captures: captures)
+            throw error
+        }
+    }
+
+    /// `capture` on the host end sees every packet the sandbox sends or receives, and nothing else.
+    func startCaptures(_ request: SandboxRunRequest, sandbox: RunningSandbox) throws -> [pid_t] {
+        guard request.captureFile != nil || request.printHTTP else { return [] }
+        guard let capture = request.captureExecutable, FileManager.default.isExecutableFile(atPath: capture) else {
+            throw SandboxError.missingProgram(request.captureExecutable ?? "capture",
+                                              hint: "--capture and --http use the `capture` executable built next to `condition` (swift build)")
+        }
+        let interface = sandbox.identity.hostInterface
+        var pids: [pid_t] = []
+        let background = SpawnOptions(stdin: .null, stdout: .inherit, grouping: .newProcessGroup)
+        if let file = request.captureFile {
+            try? FileManager.default.removeItem(atPath: file)
+            var options = background
+            options.stdout = .null
+            pids.append(try ProcessSpawner.spawn([capture, "-i", interface, "-w", file], options: options).pid)
+            // The file appears once the handle is live; wait for it so the command's first packets are in it.
+            let deadline = Date().addingTimeInterval(5)
+            while !FileManager.default.fileExists(atPath: file), Date() < deadline { usleep(20_000) }
+            if !FileManager.default.fileExists(atPath: file) {
+                log("warning: capture has not created \(file) yet; the first packets may be missing")
+            }
+        }
+        if request.printHTTP {
+            var arguments = [capture, "-i", interface, "--http", "-l"]
+            if request.captureReadsKeyLog, let keyLog = sandbox.tlsKeyLogPath { arguments += ["--keylog", keyLog] }
+            pids.append(try ProcessSpawner.spawn(arguments, options: background).pid)
+            usleep(300_000)
+        }
+        for pid in pids {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                log("warning: capture (pid \(pid)) stopped at once with status \(ExitStatus(waitStatus: status).shellCode); "
+                    + "see its message above. The command runs anyway.")
+            }
+        }
+        return pids.filter { kill($0, 0) == 0 }
+    }
+
+    /// Stops captures gently (SIGINT lets them flush), then removes the sandbox.
+    func teardown(_ sandbox: RunningSandbox, captures: [pid_t]) {
+        if !captures.isEmpty { usleep(200_000) } // the last packets still in flight to the capture handles
+        for pid in captures { kill(pid, SIGINT) }
+        for pid in captures where ProcessSpawner.waitForExit(pid, timeout: 3) == nil {
+            kill(pid, SIGKILL)
+            _ = ProcessSpawner.waitForExit(pid, timeout: 1)
+        }
+        try? sandbox.update { $0.capturePIDs = [] } // reaped above
+        sandbox.remove()
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// Where the decrypting layer finds secrets: a key log read so far, plus (optionally) the file it came from, which
+/// is read again when it grows. Live captures need that: the program writes its secrets while we capture.
+public final class TLSKeySource {
+    public private(set) var keyLog: TLSKeyLog
+    private let path: String?
+    private var offset: UInt64 = 0
+    private var partialLine: [UInt8] = []
+    private var lastCheck: UInt64 = 0
+    /// Minimum time between two looks at the file's size (each look is one `stat`).
+    public var recheckInterval: Duration = .milliseconds(50)
+    /// Warnings from lines read after the first load, handed to the decrypting layer to report.
+    var pendingWarnings: [TLSKeyLog.Warning] = []
+
+    /// A fixed key log (tests, pcapng Decryption Secrets Blocks).
+    public init(keyLog: TLSKeyLog) {
+        self.keyLog = keyLog
+        path = nil
+    }
+
+    /// Reads `path` now; with `follow`, reads new lines later whenever a session needs a key it does not have.
+    /// Bad lines are returned as warnings; a file that cannot be read is an error.
+    public init(path: String, follow: Bool, initialWarnings: inout [TLSKeyLog.Warning]) throws {
+        keyLog = TLSKeyLog()
+        self.path = follow ? path : nil
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw TLSKeyLogError(path: path, reason: "cannot be read (does it exist, and is it readable by this user?)")
+        }
+        initialWarnings += readNewLines(path: path)
+        if !follow && !partialLine.isEmpty {
+            // A file read once: its last line needs no newline.
+            initialWarnings += keyLog.add(text: String(decoding: partialLine, as: UTF8.self))
+            partialLine = []
+        }
+    }
+
+    /// Adds secrets found elsewhere (a pcapng Decryption Secrets Block).
+    public func merge(_ other: TLSKeyLog) { keyLog.merge(other) }
+
+    /// The secrets for a session, re-reading the file first if it is followed and the session is unknown.
+    func secrets(for random: ClientRandom, need: (TLSKeyLog.Secrets) -> Bool = { _ in true }) -> TLSKeyLog.Secrets? {
+        if let found = keyLog.secrets(for: random), need(found) { return found }
+        guard let path else { return nil }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let interval = UInt64(recheckInterval.components.seconds) * 1_000_000_000
+            + UInt64(recheckInterval.components.attoseconds / 1_000_000_000)
+        guard now &- lastCheck >= interval || lastCheck == 0 else { return nil }
+        lastCheck = now
+        pendingWarnings += readNewLines(path: path)
+        return keyLog.secrets(for: random)
+    }
+
+    /// Lets the next lookup read the file again even if the last look was just now (a connection is closing: last chance).
+    func allowImmediateRecheck() { lastCheck = 0 }
+
+    /// Whether the file is followed for new lines.
+    public var follows: Bool { path != nil }
+
+    private func readNewLines(path: String) -> [TLSKeyLog.Warning] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        guard let size = try? handle.seekToEnd(), size != offset else { return [] }
+        if size < offset { offset = 0; partialLine = [] }  // truncated and rewritten: start over
+        try? handle.seek(toOffset: offset)
+        // Bounded read per look: 64 MiB is far more than any key log.
+        guard let data = try? handle.read(upToCount: Int(min(size - offset, 64 << 20))) else { return [] }
+        offset += UInt64(data.count)
+        var bytes = partialLine + data
+        if let lastNewline = bytes.lastIndex(of: UInt8(ascii: "\n")) {
+            partialLine = Array(bytes[(lastNewline + 1)...])
+            bytes.removeSubrange((lastNewline + 1)...)
+        } else {
+            partialLine = bytes
+            return []
+        }
+        return keyLog.add(text: String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+public struct TLSKeyLogError: Error, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "key log \(path) \(reason)" }
+}

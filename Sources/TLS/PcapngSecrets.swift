@@ -1,0 +1,177 @@
+import Foundation
+
+/// pcapng Decryption Secrets Blocks (block type 0x0000000A) holding TLS key logs (secrets type 0x544c534b, "TLSK"):
+/// what `editcap --inject-secrets tls,KEYS` writes and Wireshark reads. libpcap skips these blocks, so we scan the
+/// file's blocks ourselves. https://www.ietf.org/archive/id/draft-ietf-opsawg-pcapng-02.html section 4.7
+public enum PcapngSecrets {
+    static let sectionHeader: UInt32 = 0x0A0D_0D0A
+    static let decryptionSecrets: UInt32 = 0x0000_000A
+    static let tlsKeyLog: UInt32 = 0x544C_534B
+    /// Blocks looked at, at most: a bound on the work for huge files (DSBs come before the packets that need them,
+    /// and writers put them near the start).
+    public static let maxBlocksScanned = 4_000_000
+    /// Largest secrets block read (a key log of a few thousand sessions is well under this).
+    public static let maxSecretsLength = 64 << 20
+
+    /// The TLS key logs embedded in a pcapng file, merged; nil when the file is not pcapng or holds none.
+    /// Problems (a truncated block, a limit hit) come back as warnings, never as errors: the packets still read.
+    public static func read(path: String, warnings: inout [String]) -> TLSKeyLog? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        var offset: UInt64 = 0
+        var bigEndian = false
+        var found: TLSKeyLog?
+        var blocks = 0
+        while true {
+            try? handle.seek(toOffset: offset)
+            guard let header = try? handle.read(upToCount: 12), header.count >= 8 else { break }
+            let bytes = [UInt8](header)
+            let rawType = word(bytes, 0, bigEndian: false)
+            if blocks == 0 && rawType != sectionHeader { return nil }  // not pcapng
+            if rawType == sectionHeader {
+                guard bytes.count >= 12 else { break }
+                bigEndian = word(bytes, 8, bigEndian: false) != 0x1A2B_3C4D
+            }
+            let type = word(bytes, 0, bigEndian: bigEndian)
+            let length = UInt64(word(bytes, 4, bigEndian: bigEndian))
+            guard length >= 12, length % 4 == 0 else {
+                warnings.append("pcapng block at offset \(offset) has length \(length) (needs a multiple of 4, at least 12); stopped looking for decryption secrets")
+                break
+            }
+            if type == decryptionSecrets {
+                try? handle.seek(toOffset: offset + 8)
+                guard let body = try? handle.read(upToCount: 8), body.count == 8 else { break }
+                let fields = [UInt8](body)
+                let secretsType = word(fields, 0, bigEndian: bigEndian)
+                let secretsLength = Int(word(fields, 4, bigEndian: bigEndian))
+                if secretsType == tlsKeyLog {
+                    guard secretsLength <= maxSecretsLength, UInt64(secretsLength) + 20 <= length else {
+                        warnings.append("pcapng decryption secrets block at offset \(offset): \(secretsLength) bytes of secrets (at most \(maxSecretsLength) read, block is \(length) bytes); skipped")
+                        offset += length
+                        continue
+                    }
+                    if let text = try? handle.read(upToCount: secretsLength), text.count == secretsLength {
+                        var log = found ?? TLSKeyLog()
+                        let lineWarnings = log.add(text: String(decoding: text, as: UTF8.self))
+                        warnings += lineWarnings.map { "pcapng decryption secrets block at offset \(offset): \($0)" }
+                        found = log
+                    }
+                }
+            }
+            offset += length
+            blocks += 1
+            if blocks >= maxBlocksScanned {
+                warnings.append("stopped looking for pcapng decryption secrets after \(maxBlocksScanned) blocks (offset \(offset))")
+                break
+            }
+        }
+        return found
+    }
+
+    private static func word(_ bytes: [UInt8], _ at: Int, bigEndian: Bool) -> UInt32 {
+        let value = UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
+        return bigEndian ? value.byteSwapped : value
+    }
+
+    /// Rewrites a classic pcap file as pcapng with one Decryption Secrets Block holding `keyLog` before the first
+    /// packet, so Wireshark and tshark open it decrypted. Written beside it and renamed over it, so a failure leaves
+    /// the pcap as it was.
+    public static func rewritePcapAsPcapng(path: String, keyLog: String) throws {
+        guard let input = FileHandle(forReadingAtPath: path) else {
+            throw TLSKeyLogError(path: path, reason: "cannot be read back to add the key log")
+        }
+        defer { try? input.close() }
+        guard let header = try input.read(upToCount: 24), header.count == 24 else {
+            throw TLSKeyLogError(path: path, reason: "is not a complete pcap file (no 24-byte file header)")
+        }
+        let fileHeader = [UInt8](header)
+        let magic = word(fileHeader, 0, bigEndian: false)
+        let swapped: Bool, nanoseconds: Bool
+        switch magic {
+        case 0xA1B2_C3D4: (swapped, nanoseconds) = (false, false)
+        case 0xA1B2_3C4D: (swapped, nanoseconds) = (false, true)
+        case 0xD4C3_B2A1: (swapped, nanoseconds) = (true, false)
+        case 0x4D3C_B2A1: (swapped, nanoseconds) = (true, true)
+        default: throw TLSKeyLogError(path: path, reason: "is not a pcap file (magic 0x\(String(magic, radix: 16)))")
+        }
+        let snapLength = word(fileHeader, 16, bigEndian: swapped)
+        let linkType = word(fileHeader, 20, bigEndian: swapped)
+
+        let temporary = path + ".tmp-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil),
+              let output = FileHandle(forWritingAtPath: temporary) else {
+            throw TLSKeyLogError(path: temporary, reason: "cannot be created")
+        }
+        var out: [UInt8] = []
+        func flushIfBig(_ force: Bool = false) throws {
+            if force || out.count >= 1 << 20 { try output.write(contentsOf: out); out.removeAll(keepingCapacity: true) }
+        }
+        do {
+            // Section Header Block: byte-order magic, version 1.0, section length unknown (-1).
+            block(0x0A0D_0D0A, into: &out) { body in
+                append32(0x1A2B_3C4D, &body); append16(1, &body); append16(0, &body)
+                body += [UInt8](repeating: 0xFF, count: 8)
+            }
+            // Interface Description Block, with if_tsresol 9 (nanoseconds) when the pcap had them.
+            block(0x0000_0001, into: &out) { body in
+                append16(UInt16(truncatingIfNeeded: linkType), &body); append16(0, &body); append32(snapLength, &body)
+                if nanoseconds {
+                    append16(9, &body); append16(1, &body); body += [9, 0, 0, 0]
+                    append16(0, &body); append16(0, &body)
+                }
+            }
+            let secrets = [UInt8](keyLog.utf8)
+            block(decryptionSecrets, into: &out) { body in
+                append32(tlsKeyLog, &body); append32(UInt32(secrets.count), &body)
+                body += secrets
+                body += [UInt8](repeating: 0, count: (4 - secrets.count % 4) % 4)
+            }
+            // Enhanced Packet Blocks, one per pcap record.
+            let units: UInt64 = nanoseconds ? 1_000_000_000 : 1_000_000
+            while let recordHeader = try input.read(upToCount: 16), recordHeader.count == 16 {
+                let fields = [UInt8](recordHeader)
+                let seconds = UInt64(word(fields, 0, bigEndian: swapped))
+                let fraction = UInt64(word(fields, 4, bigEndian: swapped))
+                let captured = Int(word(fields, 8, bigEndian: swapped))
+                let original = word(fields, 12, bigEndian: swapped)
+                guard captured <= 1 << 24, let data = try input.read(upToCount: captured), data.count == captured else { break }
+                let timestamp = seconds * units + fraction
+                block(0x0000_0006, into: &out) { body in
+                    append32(0, &body)
+                    append32(UInt32(truncatingIfNeeded: timestamp >> 32), &body)
+                    append32(UInt32(truncatingIfNeeded: timestamp), &body)
+                    append32(UInt32(captured), &body); append32(original, &body)
+                    body += data
+                    body += [UInt8](repeating: 0, count: (4 - captured % 4) % 4)
+                }
+                try flushIfBig()
+            }
+            try flushIfBig(true)
+            try output.close()
+            guard rename(temporary, path) == 0 else {
+                throw TLSKeyLogError(path: path, reason: "could not be replaced (rename: errno \(errno))")
+            }
+        } catch {
+            try? output.close()
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    private static func block(_ type: UInt32, into out: inout [UInt8], _ body: (inout [UInt8]) -> Void) {
+        var content: [UInt8] = []
+        body(&content)
+        let total = UInt32(12 + content.count)
+        append32(type, &out); append32(total, &out)
+        out += content
+        append32(total, &out)
+    }
+
+    private static func append32(_ value: UInt32, _ out: inout [UInt8]) {
+        out += [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)]
+    }
+
+    private static func append16(_ value: UInt16, _ out: inout [UInt8]) {
+        out += [UInt8(value & 0xFF), UInt8(value >> 8)]
+    }
+}

@@ -1,0 +1,36 @@
+import FlowReassembly
+import PacketDecoding
+
+/// What the TLS line shows about one connection: from the handshake, and whether we could decrypt it.
+public struct TLSSessionFacts: Sendable, Hashable {
+    public enum Decryption: Sendable, Hashable {
+        /// Keys were found; records are being decrypted.
+        case decrypted
+        /// The key log has no secrets for this session's client random.
+        case noKeyLogged
+        /// The session uses a cipher suite or version we cannot decrypt (named in the text).
+        case unsupported(String)
+    }
+
+    public var connection: ConnectionID
+    public var client: Endpoint
+    public var server: Endpoint
+    public var time: Timestamp
+    /// The negotiated version (0x0303, 0x0304), nil when no ServerHello was seen.
+    public var version: UInt16?
+    public var cipherSuite: UInt16?
+    public var serverName: String?
+    /// Protocols the client offered (ClientHello ALPN).
+    public var offeredALPN: [String]
+    /// The protocol the server chose (ServerHello for TLS 1.2, EncryptedExtensions for TLS 1.3), when seen.
+    public var alpn: String?
+    /// An abbreviated TLS 1.2 handshake or a TLS 1.3 PSK handshake.
+    public var resumed: Bool
+    public var helloRetryRequest: Bool
+    /// The client offered 0-RTT early data.
+    public var earlyDataOffered: Bool
+    public var decryption: Decryption
+
+    public var versionName: String? { version.map(TLSVersionName.name) }
+    public var cipherSuiteName: String? { cipherSuite.map(CipherSuite.name(of:)) }
+}

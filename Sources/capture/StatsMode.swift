@@ -1,0 +1,145 @@
+import ArgumentParser
+import FlowReassembly
+import Foundation
+import HTTP2
+import HTTPDecoding
+import PacketCapture
+import PacketDecoding
+import Reports
+import TLS
+
+/// Holds the statistics while the HTTP decoder's callback adds exchanges to them.
+private final class StatisticsBox {
+    var stats: TrafficStatistics
+    init(_ stats: TrafficStatistics) { self.stats = stats }
+}
+
+/// `--stats`: every packet counted (conversations, endpoints, protocols), TCP reassembled into HTTP exchanges for the
+/// HTTP tables; the report is printed when the file ends or the live capture stops (Ctrl-C, -c). With a key log,
+/// TLS is decrypted first, so HTTPS exchanges are in the HTTP tables too.
+func runStatsMode(handle: CaptureHandle, source: SourceOptions, json: Bool, keys: TLSKeySource?) throws {
+    let decoder = try PacketDecoder(linkType: handle.linkType)
+    let box = StatisticsBox(TrafficStatistics())
+    var limits = HTTPDecoderLimits()
+    limits.bodyKeepBytes = 0
+    let http = HTTPStreamDecoder(limits: limits, takeover: HTTP2Takeover().factory) { event in
+        if case .exchange(let exchange) = event { box.stats.add(exchange) }
+    }
+    /// Counts every packet and feeds TCP through `consumer`; returns the error that ended reading early.
+    func countAndDecode<Consumer: StreamConsumer>(into consumer: inout Consumer,
+                                                  flush: (inout Consumer, Timestamp) -> Void) -> Error? {
+        var reassembler = TCPReassembler()
+        var lastTime: Timestamp?
+        let failure = readPackets(handle: handle, limit: source.count) { packet in
+            let decoded = decoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)
+            box.stats.count(decoded)
+            reassembler.process(decoded, into: &consumer)
+            lastTime = packet.timestamp
+        }
+        let end = lastTime ?? Timestamp(seconds: 0, nanoseconds: 0)
+        reassembler.finish(at: end, into: &consumer)
+        flush(&consumer, end)
+        return failure
+    }
+    let failure: Error?
+    if let keys {
+        var tlsLimits = TLSDecryptionLimits()
+        if !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
+        var consumer = TLSDecryptingConsumer(keys: keys, limits: tlsLimits, inner: http) { _ in }
+        failure = countAndDecode(into: &consumer) { $0.inner.flush(at: $1) }
+    } else {
+        var consumer = http
+        failure = countAndDecode(into: &consumer) { $0.flush(at: $1) }
+    }
+    let stats = box.stats
+    let text = json ? StatisticsJSONRenderer().render(stats) : StatisticsTextRenderer().render(stats)
+    FileHandle.standardOutput.write(Data(text.utf8))
+    if stats.conversations.packetsNotTabled > 0 {
+        printError("\(stats.conversations.packetsNotTabled) packets belong to conversations past the limit of "
+                   + "\(stats.limits.maxConversations); they are in the totals but not in the conversation tables")
+    }
+    if stats.addresses.packetsNotTabled > 0 {
+        printError("\(stats.addresses.packetsNotTabled) addresses past the limit of \(stats.limits.maxAddresses) are "
+                   + "not in the IP endpoint table")
+    }
+    if let failure { throw failure }
+}
+
+/// `--follow`: only the chosen connection's segments go through the reassembler, into a writer that prints its
+/// bytes as tshark's follow does.
+func runFollowMode(handle: CaptureHandle, source: SourceOptions, target: FollowTarget, format: FollowFormat) throws {
+    let decoder = try PacketDecoder(linkType: handle.linkType)
+    // The conversation table numbers connections exactly as --stats does (and as Wireshark's tcp.stream).
+    var conversations = ConversationTable()
+    var reassembler = TCPReassembler()
+    var writer: FollowStreamWriter?
+    var chosen: Int?
+    var lastTime: Timestamp?
+    let output = PacketOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: 1 << 16)
+    let failure = readPackets(handle: handle, limit: source.count) { packet in
+        lastTime = packet.timestamp
+        let decoded = decoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)
+        guard let segment = decoded.tcp,
+              let index = conversations.countTCP(from: segment.source, to: segment.destination, flags: segment.flags,
+                                                 sequence: segment.sequenceNumber, frameLength: decoded.originalLength,
+                                                 at: decoded.timestamp) else { return }
+        if chosen == nil {
+            switch target {
+            case .index(let wanted) where wanted == index: chosen = index
+            case .ends(let x, let y) where conversations.tcp[index].joins(x, y): chosen = index
+            default: return
+            }
+            let conversation = conversations.tcp[index]
+            var started = FollowStreamWriter(format: format, node0: conversation.a, node1: conversation.b, output: output)
+            switch target {
+            case .index(let wanted): started.writeHeader(filter: FollowStreamWriter.filter(index: wanted))
+            case .ends(let x, let y): started.writeHeader(filter: FollowStreamWriter.filter(x, y))
+            }
+            writer = started
+        }
+        guard index == chosen, writer != nil else { return }
+        reassembler.process(decoded, into: &writer!)
+        if writer!.output.writeFailed { handle.stop() }
+    }
+    guard var writer else {
+        let count = conversations.tcp.count
+        switch target {
+        case .index(let wanted):
+            printError("no TCP conversation \(wanted) in this capture: it has \(count) (0 to \(max(count - 1, 0))); "
+                       + "capture --stats lists them")
+        case .ends(let x, let y):
+            printError("no TCP conversation between \(x) and \(y) in this capture; capture --stats lists the \(count) it has")
+        }
+        if let failure { throw failure }
+        throw ExitCode(1)
+    }
+    reassembler.finish(at: lastTime ?? Timestamp(seconds: 0, nanoseconds: 0), into: &writer)
+    writer.writeFooter()
+    if let failure { throw failure }
+}
+
+/// Runs `body` over every packet of a file or live capture (with tcpdump's closing counts for live), returning
+/// the error that ended reading early, if any, so what was gathered before it can still be reported.
+private func readPackets(handle: CaptureHandle, limit: Int?, _ body: (CapturedPacket) throws -> Void) -> Error? {
+    var packetsSeen = 0
+    do {
+        if handle.isLive {
+            let buffered = BufferedCapture(handle: handle)
+            defer { printLiveStatistics(handle: handle, captured: packetsSeen, queueDrops: buffered.droppedByQueue) }
+            try buffered.forEachPacket(limit: limit) { packet in
+                packetsSeen += 1
+                try body(packet)
+            }
+        } else {
+            var progress = ProgressReporter(handle: handle)
+            defer { progress?.clear() }
+            try handle.forEachPacket(limit: limit) { packet in
+                try body(packet)
+                progress?.tick(packets: packet.index)
+            }
+        }
+    } catch {
+        return error
+    }
+    return nil
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import TLS
+
+/// `--keylog`: TLS decryption for the `--http` view (see docs/tls.md).
+struct TLSOptions: ParsableArguments {
+    @Option(name: .customLong("keylog"),
+            help: ArgumentHelp("With --http: decrypt TLS with this NSS key log (what SSLKEYLOGFILE makes curl, browsers and Python write). Default: $SSLKEYLOGFILE. Live, new lines are read as the file grows.",
+                               valueName: "file"))
+    var keyLogFile: String?
+
+    /// The key log to use: --keylog, else SSLKEYLOGFILE from the environment (read here, in the executable).
+    func keyLogPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> (path: String, fromEnvironment: Bool)? {
+        if let keyLogFile { return (keyLogFile, false) }
+        if let fromEnvironment = environment["SSLKEYLOGFILE"], !fromEnvironment.isEmpty { return (fromEnvironment, true) }
+        return nil
+    }
+
+    /// Opens the key log for a capture: follow it for new lines when capturing live. nil when none is configured
+    /// (or SSLKEYLOGFILE names a file that does not exist yet and we read a file: nothing can be added later).
+    /// Secrets embedded in the file being read (pcapng Decryption Secrets Blocks) are added to the key log, or are
+    /// the key log when none is given.
+    func openKeySource(live: Bool, readFile: String?) throws -> TLSKeySource? {
+        var embedded: TLSKeyLog?
+        if let readFile, readFile != "-" {
+            var warnings: [String] = []
+            embedded = PcapngSecrets.read(path: readFile, warnings: &warnings)
+            for warning in warnings.prefix(20) { printError("\(readFile): \(warning)") }
+        }
+        guard let source = try openKeyLogFile(live: live) else {
+            return embedded.map { TLSKeySource(keyLog: $0) }
+        }
+        if let embedded { source.merge(embedded) }
+        return source
+    }
+
+    /// The key log's secrets as key log text, for embedding in a pcapng file written with -w; nil without a key log.
+    func keyLogTextForEmbedding() throws -> String? {
+        guard let source = try openKeyLogFile(live: false) else { return nil }
+        return source.keyLog.nssText
+    }
+
+    private func openKeyLogFile(live: Bool) throws -> TLSKeySource? {
+        guard let (path, fromEnvironment) = keyLogPath() else { return nil }
+        if fromEnvironment && !live && !FileManager.default.fileExists(atPath: path) {
+            printError("SSLKEYLOGFILE names \(path), which does not exist; TLS is not decrypted")
+            return nil
+        }
+        if live && !FileManager.default.fileExists(atPath: path) {
+            // A program about to start will create it; follow it from empty.
+            FileManager.default.createFile(atPath: path, contents: nil)
+        }
+        var warnings: [TLSKeyLog.Warning] = []
+        let source: TLSKeySource
+        do {
+            source = try TLSKeySource(path: path, follow: live, initialWarnings: &warnings)
+        } catch {
+            printError("\(error)\(fromEnvironment ? " (from SSLKEYLOGFILE)" : "")")
+            throw ExitCode(1)
+        }
+        for warning in warnings.prefix(20) { printError("\(path): \(warning)") }
+        if warnings.count > 20 { printError("\(path): \(warnings.count - 20) more bad lines not shown") }
+        return source
+    }
+}

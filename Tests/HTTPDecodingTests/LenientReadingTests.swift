@@ -1,0 +1,90 @@
+import FlowReassembly
+@testable import HTTPDecoding
+import Testing
+
+/// Whole conversations with odd messages (issue 9): none vanishes, pairing stays right, each oddity is a named
+/// warning on its exchange.
+@Suite struct LenientReadingTests {
+    @Test func oddStartLinesKeepThePairing() throws {
+        var c = Conversation()
+        c.client("GET /a http/1.1\r\n\r\nGET /b HTTP/1.\r\n\r\nGET /c HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 2XX Odd\r\nContent-Length: 1\r\n\r\nAHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nB")
+        c.server("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nC")
+        let exchanges = c.exchanges()
+        #expect(exchanges.map { $0.request?.uri ?? "-" } == ["/a", "/b", "/c"])
+        #expect(exchanges.map { String(decoding: $0.response?.body.kept ?? [], as: UTF8.self) } == ["A", "B", "C"])
+        #expect(exchanges[0].warnings.contains("version not in upper case (\"http/1.1\")"))
+        #expect(exchanges[0].warnings.contains("non-numeric status code \"2XX\""))
+        #expect(exchanges[1].warnings.contains("truncated version \"HTTP/1.\""))
+        #expect(exchanges[2].warnings.isEmpty)
+    }
+
+    @Test func http09RequestAndResponse() throws {
+        var c = Conversation()
+        c.client("GET /old\r\n")
+        c.server("<html>old</html>")
+        let exchange = try #require(c.exchanges().first)
+        #expect(exchange.request?.version == "HTTP/0.9")
+        #expect(exchange.response?.body.kept == Array("<html>old</html>".utf8))
+        #expect(exchange.warnings.contains("HTTP/0.9 request (no version)"))
+        #expect(exchange.warnings.contains { $0.hasPrefix("HTTP/0.9 response") })
+    }
+
+    @Test(arguments: [
+        ("Transfer-Encoding: chunked\r\nContent-Length: 3", "request smuggling"),
+        ("Content-Length: 3\r\nContent-Length: 3", "duplicate Content-Length (3, 3)"),
+        ("Content-Length: 3\r\nContent-Length: 4", "conflicting Content-Length values (3, 4)"),
+        ("Content-Length: -3", "negative Content-Length \"-3\""),
+        ("Content-Length: +3", "invalid Content-Length \"+3\""),
+        ("Content-Length: 003", "Content-Length with leading zeros \"003\""),
+        ("Content-Length: 99999999999999999999999", "Content-Length \"99999999999999999999999\" too large"),
+    ])
+    func framingOdditiesAreNamed(headers: String, warning: String) throws {
+        var c = Conversation()
+        c.client("POST /x HTTP/1.1\r\n\(headers)\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        let exchange = try #require(c.exchanges().first)
+        #expect(exchange.warnings.contains { $0.contains(warning) }, "\(exchange.warnings)")
+    }
+
+    @Test func chunkSizesThatOverflowAreNamed() throws {
+        var c = Conversation()
+        c.client("GET / HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\nx")
+        let exchange = try #require(c.exchanges().first)
+        #expect(exchange.warnings.contains { $0.contains("chunk size that overflows") }, "\(exchange.warnings)")
+        // Leading zeros are fine.
+        var ok = Conversation()
+        ok.client("GET / HTTP/1.1\r\n\r\n")
+        ok.server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n00000000000000000003\r\nabc\r\n0\r\n\r\n")
+        let fine = try #require(ok.exchanges().first)
+        #expect(fine.response?.body.kept == Array("abc".utf8), "\(fine.warnings)")
+    }
+}
+
+/// Anything cut short is shown incomplete with what was seen (issue 9).
+@Suite struct CutShortTests {
+    @Test func aCaptureEndingInsideRequestHeadersShowsTheRequest() throws {
+        var c = Conversation()
+        c.client("GET /page HTTP/1.1\r\nHost: example.com\r\nAccept: te")
+        c.steps.append(.clientEnd(.captureEnded))
+        c.steps.append(.serverEnd(.captureEnded))
+        let exchange = try #require(c.exchanges().first)
+        #expect(exchange.request?.uri == "/page")
+        #expect(exchange.request?.headers["Host"] == "example.com")
+        #expect(!exchange.complete)
+        #expect(exchange.warnings.contains { $0.contains("request head cut short") }, "\(exchange.warnings)")
+    }
+
+    @Test func aGapInsideAHeadKeepsWhatWasSeen() throws {
+        var c = Conversation()
+        c.client("GET /a HTTP/1.1\r\nHost: x\r\nUser-Ag")
+        c.steps.append(.clientGap(40))
+        c.client("GET /b HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n")
+        let exchanges = c.exchanges()
+        #expect(exchanges.map { $0.request?.uri ?? "-" } == ["/a", "/b"])
+        #expect(exchanges.map { $0.response?.status ?? 0 } == [200, 204])
+        #expect(exchanges[0].warnings.contains { $0.contains("inside the request head") }, "\(exchanges[0].warnings)")
+    }
+}
