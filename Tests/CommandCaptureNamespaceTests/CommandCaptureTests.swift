@@ -99,7 +99,9 @@ struct CommandCaptureTests {
         let ready = file.path + ".ready"
         defer { try? FileManager.default.removeItem(atPath: ready) }
         let feeder = "(i=0; while [ ! -e \(ready) ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.2; printf '\\003'; sleep 3)"
-        let shell = "\(feeder) | script -qec '\(CommandCaptureHarness.capture) -q -- python3 \(file.path) \(ready)' /dev/null"
+        // script(1) runs its command with $SHELL -c; `exec` makes capture the terminal's process whatever that shell
+        // is (dash, unlike bash, stays as a parent: it, not capture, would die of the ^C and script would say 130).
+        let shell = "\(feeder) | script -qec 'exec \(CommandCaptureHarness.capture) -q -- python3 \(file.path) \(ready)' /dev/null"
         let result = try run("sh", ["-c", shell])
         #expect(result.status == 3, "\(result.stdoutText)")
         #expect(result.stdoutText.contains("interrupts=1"), "\(result.stdoutText)")
