@@ -28,7 +28,7 @@ let package = Package(
             pkgConfig: "libpcap",
             providers: [.apt(["libpcap-dev"])]
         ),
-        // zlib, ISA-L inflate, brotli and zstd decoders and libcrypto SHA-256; only HTTPDecoding imports it.
+        // zlib, ISA-L inflate, brotli and zstd decoders, libcrypto's SHA-256 (HTTPDecoding) and record ciphers (TLS).
         .systemLibrary(
             name: "CCompression",
             providers: [.apt(["zlib1g-dev", "libisal-dev", "libbrotli-dev", "libzstd-dev", "libssl-dev"])]
@@ -37,13 +37,13 @@ let package = Package(
         .target(name: "PacketCapture", dependencies: ["CPcap", "PacketDecoding"]),
         .target(name: "FlowReassembly", dependencies: ["PacketDecoding"]),
         .target(name: "HTTPDecoding", dependencies: ["CCompression", "FlowReassembly", "PacketDecoding"]),
-        // TLS key logs, record layer and decryption; cryptography from swift-crypto only.
+        // TLS key logs, record layer and decryption: key derivation and MACs from swift-crypto, record ciphers from
+        // libcrypto's EVP (keyed once per key, not per record; see RecordCipher).
         .target(
             name: "TLS",
             dependencies: [
-                "FlowReassembly", "PacketDecoding",
+                "CCompression", "FlowReassembly", "PacketDecoding",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .target(name: "Reports", dependencies: ["FlowReassembly", "HTTPDecoding", "PacketDecoding", "TLS"]),
@@ -106,6 +106,11 @@ let package = Package(
         .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
         .testTarget(name: "CommandCaptureNamespaceTests", dependencies: ["Sandbox", "SystemSupport", "TestSupport"]),
         .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),
-        .testTarget(name: "TLSTests", dependencies: ["TLS", "FlowReassembly", "PacketDecoding", "TestSupport"]),
+        .testTarget(name: "TLSTests", dependencies: [
+            "TLS", "FlowReassembly", "PacketDecoding", "TestSupport",
+            // Only to seal records for RecordCipherTests: swift-crypto is the independent side there.
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
     ]
 )

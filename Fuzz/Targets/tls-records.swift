@@ -120,9 +120,10 @@ private struct Sealer {
         return RecordProtection.tls13(secret: base, suite: suite)
     }
 
+    /// Every suite the harness picks has keys libcrypto takes: nil here would be a bug worth a crash.
     func protection12(side: Int) -> RecordProtection {
         RecordProtection.tls12(masterSecret: masterSecret, clientRandom: clientRandom, serverRandom: serverRandom,
-                               suite: suite, forClient: side == 0, encryptThenMAC: encryptThenMAC)
+                               suite: suite, forClient: side == 0, encryptThenMAC: encryptThenMAC)!
     }
 
     mutating func nextSequence(_ key: Int) -> UInt64 {

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import _CryptoExtras
 
 /// The keys and sequence number that protect one direction's records, and the one operation on them: open a
 /// record. Sealing is never needed (we only read).
@@ -24,7 +23,9 @@ struct RecordProtection {
 
     let suite: CipherSuite
     let scheme: Scheme
+    /// The key (the fuzz harness seals records with it); `cipher` is what opens them, keyed once for all records.
     let key: SymmetricKey
+    let cipher: RecordCipher
     /// 12 bytes for TLS 1.3 and ChaCha20; the 4-byte salt for TLS 1.2 GCM; unused for CBC.
     let iv: [UInt8]
     let macKey: SymmetricKey?
@@ -34,15 +35,17 @@ struct RecordProtection {
 
     /// TLS 1.3 keys from a traffic secret (RFC 8446 section 7.3).
     static func tls13(secret: [UInt8], suite: CipherSuite) -> RecordProtection? {
-        let keyLength: Int
+        let algorithm: RecordCipher.Algorithm, keyLength: Int
         switch suite.protection {
-        case .aesGCM(let length): keyLength = length
-        case .chaCha20Poly1305: keyLength = 32
+        case .aesGCM(let length): (algorithm, keyLength) = (.aesGCM(keyLength: length), length)
+        case .chaCha20Poly1305: (algorithm, keyLength) = (.chaCha20Poly1305, 32)
         case .aesCBC: return nil
         }
         let key = KeyDerivation.expandLabel(secret: secret, label: "key", length: keyLength, sha384: suite.usesSHA384)
         let iv = KeyDerivation.expandLabel(secret: secret, label: "iv", length: 12, sha384: suite.usesSHA384)
-        return RecordProtection(suite: suite, scheme: .tls13, key: SymmetricKey(data: key), iv: iv, macKey: nil)
+        guard let cipher = RecordCipher(algorithm, key: key) else { return nil }
+        return RecordProtection(suite: suite, scheme: .tls13, key: SymmetricKey(data: key), cipher: cipher, iv: iv,
+                                macKey: nil)
     }
 
     /// The next TLS 1.3 application traffic secret after a KeyUpdate (RFC 8446 section 7.2).
@@ -53,14 +56,17 @@ struct RecordProtection {
 
     /// TLS 1.2 keys for one side from the master secret (RFC 5246 section 6.3).
     static func tls12(masterSecret: [UInt8], clientRandom: [UInt8], serverRandom: [UInt8], suite: CipherSuite,
-                      forClient: Bool, encryptThenMAC: Bool) -> RecordProtection {
+                      forClient: Bool, encryptThenMAC: Bool) -> RecordProtection? {
         let macLength: Int, keyLength: Int, ivLength: Int
-        let scheme: Scheme
+        let scheme: Scheme, algorithm: RecordCipher.Algorithm
         switch suite.protection {
-        case .aesGCM(let length): (macLength, keyLength, ivLength, scheme) = (0, length, 4, .tls12AEAD)
-        case .chaCha20Poly1305: (macLength, keyLength, ivLength, scheme) = (0, 32, 12, .tls12AEAD)
+        case .aesGCM(let length):
+            (macLength, keyLength, ivLength, scheme, algorithm) = (0, length, 4, .tls12AEAD, .aesGCM(keyLength: length))
+        case .chaCha20Poly1305:
+            (macLength, keyLength, ivLength, scheme, algorithm) = (0, 32, 12, .tls12AEAD, .chaCha20Poly1305)
         case .aesCBC(let length, let mac):
-            (macLength, keyLength, ivLength, scheme) = (mac.length, length, 16, .tls12CBC(encryptThenMAC: encryptThenMAC))
+            (macLength, keyLength, ivLength, scheme, algorithm) =
+                (mac.length, length, 16, .tls12CBC(encryptThenMAC: encryptThenMAC), .aesCBC(keyLength: length))
         }
         let block = KeyDerivation.prf12(secret: masterSecret, label: "key expansion", seed: serverRandom + clientRandom,
                                         length: 2 * (macLength + keyLength + ivLength), sha384: suite.usesSHA384)
@@ -71,7 +77,8 @@ struct RecordProtection {
         let macKey = part(side, 0, macLength)
         let key = part(side, 2 * macLength, keyLength)
         let iv = part(side, 2 * macLength + 2 * keyLength, ivLength)
-        return RecordProtection(suite: suite, scheme: scheme, key: SymmetricKey(data: key), iv: iv,
+        guard let cipher = RecordCipher(algorithm, key: key) else { return nil }
+        return RecordProtection(suite: suite, scheme: scheme, key: SymmetricKey(data: key), cipher: cipher, iv: iv,
                                 macKey: macLength > 0 ? SymmetricKey(data: macKey) : nil)
     }
 
@@ -93,20 +100,7 @@ struct RecordProtection {
 
     private func aeadOpen(nonce: [UInt8], ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
                           additionalData: [UInt8]) -> Data? {
-        do {
-            switch suite.protection {
-            case .aesGCM:
-                let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
-                return try AES.GCM.open(box, using: key, authenticating: additionalData)
-            case .chaCha20Poly1305:
-                let box = try ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
-                return try ChaChaPoly.open(box, using: key, authenticating: additionalData)
-            case .aesCBC:
-                return nil
-            }
-        } catch {
-            return nil
-        }
+        cipher.open(nonce: nonce, additionalData: additionalData, ciphertext: ciphertext, tag: tag)
     }
 
     private func open13(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer) -> Outcome {
@@ -179,9 +173,8 @@ struct RecordProtection {
                                UnsafeRawBufferPointer(rebasing: fragment[..<blocksEnd]))
             guard expected.elementsEqual(fragment[blocksEnd...]) else { return .authenticationFailed }
         }
-        guard let decrypted = try? AES._CBC.decrypt(UnsafeRawBufferPointer(rebasing: fragment[16..<blocksEnd]),
-                                                    using: key, iv: AES._CBC.IV(ivBytes: fragment[0..<16]),
-                                                    noPadding: true),
+        guard let decrypted = cipher.decryptBlocks(iv: UnsafeRawBufferPointer(rebasing: fragment[0..<16]),
+                                                   blocks: UnsafeRawBufferPointer(rebasing: fragment[16..<blocksEnd])),
               let padding = decrypted.last else {
             return .authenticationFailed
         }

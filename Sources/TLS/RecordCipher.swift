@@ -1,0 +1,84 @@
+import CCompression
+import Foundation
+
+/// One direction's cipher from libcrypto's EVP interface, keyed once and reused for every record of that key.
+///
+/// swift-crypto's `AES.GCM.open` and `ChaChaPoly.open` set up the key and copy the ciphertext into a sealed box for
+/// every record, and its `AES._CBC` runs AES block by block in Swift; here the key schedule is made once and each
+/// record is decrypted straight into the `Data` handed on (docs/tls.md, "Speed and memory"). The algorithms are
+/// libcrypto's (OpenSSL 3, already linked for SHA-256), none written here.
+///
+/// Not for concurrent use: a direction's records are opened one after another on one thread.
+final class RecordCipher: @unchecked Sendable {
+    enum Algorithm: Equatable {
+        case aesGCM(keyLength: Int)
+        case chaCha20Poly1305
+        case aesCBC(keyLength: Int)
+    }
+
+    static let tagLength = 16
+
+    private let context: OpaquePointer
+    let algorithm: Algorithm
+
+    /// Nil when libcrypto refuses the key (a wrong length) or cannot make a context.
+    init?(_ algorithm: Algorithm, key: [UInt8]) {
+        let cipher: OpaquePointer?
+        switch algorithm {
+        case .aesGCM(let length):
+            cipher = length == 16 ? EVP_aes_128_gcm() : length == 32 ? EVP_aes_256_gcm() : nil
+        case .chaCha20Poly1305:
+            cipher = EVP_chacha20_poly1305()
+        case .aesCBC(let length):
+            cipher = length == 16 ? EVP_aes_128_cbc() : length == 32 ? EVP_aes_256_cbc() : nil
+        }
+        guard let cipher, key.count == Int(EVP_CIPHER_get_key_length(cipher)),
+              let context = EVP_CIPHER_CTX_new() else { return nil }
+        self.context = context
+        self.algorithm = algorithm
+        guard EVP_DecryptInit_ex(context, cipher, nil, key, nil) == 1 else { return nil }
+        if case .aesCBC = algorithm { EVP_CIPHER_CTX_set_padding(context, 0) }
+    }
+
+    deinit { EVP_CIPHER_CTX_free(context) }
+
+    /// Authenticated decryption (12-byte nonce, 16-byte tag). Nil when the tag does not verify.
+    func open(nonce: [UInt8], additionalData: [UInt8], ciphertext: UnsafeRawBufferPointer,
+              tag: UnsafeRawBufferPointer) -> Data? {
+        guard nonce.count == 12, tag.count == Self.tagLength, ciphertext.count <= Int(Int32.max) else { return nil }
+        guard EVP_DecryptInit_ex(context, nil, nil, nil, nonce) == 1 else { return nil }
+        var length: Int32 = 0
+        guard EVP_DecryptUpdate(context, nil, &length, additionalData, Int32(additionalData.count)) == 1 else { return nil }
+        // One byte more than the plaintext, so the output pointer is valid even for an empty record.
+        var plaintext = Data(count: ciphertext.count + 1)
+        let opened = plaintext.withUnsafeMutableBytes { output -> Bool in
+            let out = output.bindMemory(to: UInt8.self).baseAddress!
+            var written: Int32 = 0
+            if ciphertext.count > 0 {
+                guard EVP_DecryptUpdate(context, out, &written, ciphertext.bindMemory(to: UInt8.self).baseAddress,
+                                        Int32(ciphertext.count)) == 1 else { return false }
+            }
+            guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_SET_TAG, Int32(Self.tagLength),
+                                      UnsafeMutableRawPointer(mutating: tag.baseAddress)) == 1 else { return false }
+            var final: Int32 = 0
+            return EVP_DecryptFinal_ex(context, out + Int(written), &final) == 1
+        }
+        plaintext.removeLast()
+        return opened ? plaintext : nil
+    }
+
+    /// CBC decryption of whole blocks, without removing padding (the record layer checks it with the MAC).
+    func decryptBlocks(iv: UnsafeRawBufferPointer, blocks: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard iv.count == 16, blocks.count % 16 == 0, blocks.count > 0, blocks.count <= Int(Int32.max) else { return nil }
+        guard EVP_DecryptInit_ex(context, nil, nil, nil, iv.bindMemory(to: UInt8.self).baseAddress) == 1 else { return nil }
+        var plaintext = [UInt8](repeating: 0, count: blocks.count)
+        let decrypted = plaintext.withUnsafeMutableBufferPointer { output -> Bool in
+            var written: Int32 = 0
+            guard EVP_DecryptUpdate(context, output.baseAddress, &written, blocks.bindMemory(to: UInt8.self).baseAddress,
+                                    Int32(blocks.count)) == 1, written == Int32(blocks.count) else { return false }
+            var final: Int32 = 0
+            return EVP_DecryptFinal_ex(context, output.baseAddress! + Int(written), &final) == 1
+        }
+        return decrypted ? plaintext : nil
+    }
+}
