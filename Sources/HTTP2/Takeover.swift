@@ -21,6 +21,8 @@ public struct HTTP2Takeover: Sendable {
                 let connection = HTTP2Connection(context: context, limits: limits, expectsPreface: [], midConnection: true, at: time)
                 bytes.withUnsafeBytes { connection.consume(.clientToServer, $0, at: time) }
                 return connection
+            case .tunnel:
+                return nil  // what a CONNECT tunnel carries is TLS's to decode (capture wires that in), not HTTP/2's
             case .upgrade(let exchange):
                 switch exchange.upgrade {
                 case "h2c":

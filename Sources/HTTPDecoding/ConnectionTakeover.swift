@@ -27,6 +27,10 @@ public enum TakeoverTrigger {
     /// The client's first bytes (given here, not sent again) are neither HTTP/1.x nor TLS: a connection picked
     /// up mid-way, say. The takeover may claim the connection (an HTTP/2 connection without its preface).
     case unrecognizedStart([UInt8], at: Timestamp)
+    /// A 2xx answered CONNECT: the bytes after it, both ways, are the tunnel's. A decoder may read them (TLS
+    /// decrypted with a key log, then HTTP); HTTPDecoding still reports the CONNECT exchange and the tunnel's
+    /// byte counts.
+    case tunnel(HTTPExchange)
 }
 
 /// What a takeover decoder needs to know about its connection.

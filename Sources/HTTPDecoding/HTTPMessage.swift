@@ -162,7 +162,8 @@ public struct HTTPExchange: Sendable, Hashable {
     /// Set when a 101 response (or a 2xx to CONNECT) turned the connection into something else; the bytes that
     /// follow are not parsed as HTTP. Values: the Upgrade header (`websocket`, `h2c`) or `tunnel` for CONNECT.
     public var upgrade: String?
-    /// Set when a decoder took the connection over after `upgrade` (WebSocket messages follow as their own events).
+    /// Set when a decoder took the connection over after `upgrade` (WebSocket messages follow as their own events),
+    /// or reads what a CONNECT tunnel carries (TLS decrypted with a key log: its exchanges follow).
     public var upgradeDecoded = false
     /// Set when the exchange was one HTTP/2 stream; nil for HTTP/1.x.
     public var http2: HTTP2StreamFacts?

@@ -13,13 +13,14 @@ public struct HTTPStreamDecoder: StreamConsumer {
     public let decodingBudget: DecodedBytesBudget
 
     /// `takeover`: the decoder for connections that leave HTTP/1.x (HTTP/2, WebSocket); without it such
-    /// connections get a notice or an `upgrade` mark and their bytes are not decoded.
+    /// connections get a notice or an `upgrade` mark and their bytes are not decoded. `budget`: a decoded-bytes
+    /// budget to share (a decoder for what a tunnel carries shares its capture's); by default a new one.
     public init(limits: HTTPDecoderLimits = HTTPDecoderLimits(), takeover: TakeoverFactory? = nil,
-                onEvent: @escaping (HTTPEvent) -> Void) {
+                budget: DecodedBytesBudget? = nil, onEvent: @escaping (HTTPEvent) -> Void) {
         self.limits = limits
         self.takeover = takeover
         sink = EventSink(onEvent)
-        decodingBudget = DecodedBytesBudget(limit: limits.maxDecodedBytesPerCapture)
+        decodingBudget = budget ?? DecodedBytesBudget(limit: limits.maxDecodedBytesPerCapture)
     }
 
     /// Connections currently tracked.
@@ -55,7 +56,7 @@ public struct HTTPStreamDecoder: StreamConsumer {
         if let takeover = connection.takeover {
             takeover.end(direction, reason: reason, at: time)
         } else {
-            connection.parser(for: direction).end(reason: reason.describedForWarnings, at: time)
+            connection.end(direction, reason: reason, at: time)
         }
     }
 
@@ -84,8 +85,8 @@ public struct HTTPStreamDecoder: StreamConsumer {
                 takeover.close(at: time)
                 continue
             }
-            connection.requestParser.end(reason: StreamEndReason.captureEnded.describedForWarnings, at: time)
-            connection.responseParser.end(reason: StreamEndReason.captureEnded.describedForWarnings, at: time)
+            connection.end(.clientToServer, reason: .captureEnded, at: time)
+            connection.end(.serverToClient, reason: .captureEnded, at: time)
             connection.close(at: time)
         }
     }
@@ -156,6 +157,13 @@ final class HTTPConnection: MessageParserDelegate {
 
     func parser(for direction: StreamDirection) -> HTTPMessageParser {
         direction == .clientToServer ? requestParser : responseParser
+    }
+
+    /// The direction ended: its parser finishes (a body delimited by the close is complete), and so does what a
+    /// tunnel carries (its decoder hears of the end too).
+    func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) {
+        parser(for: direction).end(reason: reason.describedForWarnings, at: time)
+        upgraded?.ended(direction, reason: reason, at: time)
     }
 
     // MARK: MessageParserDelegate
@@ -319,9 +327,12 @@ final class HTTPConnection: MessageParserDelegate {
                     exchange.upgradeDecoded = true
                     if !takeover.reportsUpgradeExchange { sink.emit(.exchange(exchange)) }
                 } else {
-                    // CONNECT, or an upgrade no decoder claims: a tunnel, its bytes counted each way.
+                    // CONNECT, or an upgrade no decoder claims: a tunnel, its bytes counted each way, and read by
+                    // a decoder of its own when one is plugged in (TLS inside, with a key log).
+                    let inner = kind == "tunnel" ? makeTakeover(.tunnel(exchange)) : nil
+                    exchange.upgradeDecoded = inner != nil
                     sink.emit(.exchange(exchange))
-                    startUpgradedStream(kind)
+                    startUpgradedStream(kind, inner: inner)
                 }
                 requestParser.becomeOpaque(at: time)
                 return .opaque
@@ -351,10 +362,12 @@ final class HTTPConnection: MessageParserDelegate {
 
     /// From now on the connection's bytes go to a handler for the upgraded protocol (a tunnel by default).
     /// `refused`: the status that refused a CONNECT, when these are the client's bytes after it (client side only).
-    private func startUpgradedStream(_ kind: String, refused: (status: Int, reason: String)? = nil) {
+    /// `inner`: a decoder for what the tunnel carries, fed alongside the tunnel's own counting.
+    private func startUpgradedStream(_ kind: String, refused: (status: Int, reason: String)? = nil,
+                                     inner: ConnectionTakeover? = nil) {
         let context = UpgradedStreamContext(
             id: id, client: client, server: server, upgrade: kind, refused: refused, limits: limits, sink: sink,
-            notice: { [weak self] kind, time in self?.notice(kind, at: time) })
+            notice: { [weak self] kind, time in self?.notice(kind, at: time) }, inner: inner)
         let handler = UpgradedStreams.make(context)
         upgraded = handler
         requestParser.opaqueBytes = { [weak handler] bytes, time in handler?.received(bytes, from: .clientToServer, at: time) }
@@ -407,11 +420,16 @@ final class HTTPConnection: MessageParserDelegate {
 
     /// Hands the connection to the takeover decoder, if one is plugged in and wants it; from then on every byte
     /// (including the rest of the segment that triggered it and bytes held for an upgrade) goes to it.
-    private func startTakeover(_ trigger: TakeoverTrigger) -> ConnectionTakeover? {
-        guard takeover == nil, let takeoverFactory else { return nil }
+    /// The plugged-in decoder for `trigger`, if any (not yet given the connection's bytes).
+    private func makeTakeover(_ trigger: TakeoverTrigger) -> ConnectionTakeover? {
+        guard let takeoverFactory else { return nil }
         let context = TakeoverContext(connection: id, client: client, server: server, limits: limits, budget: budget,
                                       emit: sink.emit)
-        guard let decoder = takeoverFactory(context, trigger) else { return nil }
+        return takeoverFactory(context, trigger)
+    }
+
+    private func startTakeover(_ trigger: TakeoverTrigger) -> ConnectionTakeover? {
+        guard takeover == nil, let decoder = makeTakeover(trigger) else { return nil }
         takeover = decoder
         requestParser.opaqueBytes = { [unowned decoder] bytes, time in decoder.consume(.clientToServer, bytes, at: time) }
         responseParser.opaqueBytes = { [unowned decoder] bytes, time in decoder.consume(.serverToClient, bytes, at: time) }

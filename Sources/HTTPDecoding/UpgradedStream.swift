@@ -8,6 +8,8 @@ import PacketDecoding
 protocol UpgradedStreamHandler: AnyObject {
     func received(_ bytes: UnsafeRawBufferPointer, from direction: StreamDirection, at time: Timestamp)
     func gap(length: Int, from direction: StreamDirection, at time: Timestamp)
+    /// One direction ended (FIN, RST, the capture's end).
+    func ended(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp)
     /// The connection ended; the handler reports what it saw.
     func closed(at time: Timestamp)
 }
@@ -26,6 +28,9 @@ struct UpgradedStreamContext {
     let sink: EventSink
     /// Reports a connection notice (TLS inside the tunnel); the connection gives at most one.
     let notice: (ConnectionNotice.Kind, Timestamp) -> Void
+    /// A decoder for the tunnel's content (`TakeoverTrigger.tunnel`): it gets every byte and gap, and reports the
+    /// TLS inside itself, so the tunnel does not label it.
+    var inner: ConnectionTakeover? = nil
 }
 
 enum UpgradedStreams {
@@ -48,6 +53,7 @@ final class TunnelSession: UpgradedStreamHandler {
 
     func received(_ data: UnsafeRawBufferPointer, from direction: StreamDirection, at time: Timestamp) {
         bytes[direction, default: 0] += data.count
+        context.inner?.consume(direction, data, at: time)
         guard sniffing, direction == .clientToServer else { return }
         hello.append(contentsOf: data.prefix(context.limits.maxClientHelloBytes - hello.count))
         guard let isTLS = TLSClientHello.looksLikeTLS(hello[...]) else { return }
@@ -62,17 +68,27 @@ final class TunnelSession: UpgradedStreamHandler {
             sniffing = false
             hello = []
             tlsServerName = .some(parsed.serverName)
-            // A refused tunnel carried no TLS session: the ClientHello went nowhere, so the connection is not labelled.
-            if context.refused == nil { context.notice(.tls(serverName: parsed.serverName, alpn: parsed.alpn), time) }
+            // A refused tunnel carried no TLS session: the ClientHello went nowhere, so the connection is not
+            // labelled; nor is it when the inner decoder reports the TLS session itself.
+            if context.refused == nil && context.inner == nil {
+                context.notice(.tls(serverName: parsed.serverName, alpn: parsed.alpn), time)
+            }
         }
     }
 
     func gap(length: Int, from direction: StreamDirection, at time: Timestamp) {
         gaps += length
+        context.inner?.gap(direction, length: length, at: time)
         if direction == .clientToServer && sniffing { sniffing = false; hello = [] }
     }
 
+    func ended(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) {
+        context.inner?.end(direction, reason: reason, at: time)
+    }
+
     func closed(at time: Timestamp) {
+        // What the tunnel carried first, then the tunnel's summary.
+        context.inner?.close(at: time)
         if let refused = context.refused {
             var summary = "after its CONNECT was refused (\(refused.status)\(refused.reason.isEmpty ? "" : " \(refused.reason)")), "
                 + "the client sent \(bytes[.clientToServer] ?? 0) bytes that are not HTTP"

@@ -27,8 +27,13 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
         case .tls(let session): sink.handle(tls: session)
         }
     }
+    // With a key log, TLS inside CONNECT tunnels is decrypted too.
+    var tlsLimits = TLSDecryptionLimits()
+    if let keys, !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
     func makeDecoder(_ deliver: @escaping (SinkCall) -> Void) -> HTTPStreamDecoder {
-        HTTPStreamDecoder(limits: limits, takeover: HTTP2Takeover().factory) { deliver(.event($0)) }
+        let base = HTTP2Takeover().factory
+        let takeover = keys.map { TunnelDecryptor.factory(base: base, keys: $0, limits: tlsLimits) { deliver(.tls($0)) } }
+        return HTTPStreamDecoder(limits: limits, takeover: takeover ?? base) { deliver(.event($0)) }
     }
     // QUIC Initials on UDP 443 are labelled (HTTP/3 is not decoded): on the reading thread, shown in order with
     // the exchanges.
@@ -38,8 +43,6 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
                         label: { quicLabeler.inspect($0, at: $1) }, show: show)
     if let keys {
         // TLS first: decrypted application data reaches the HTTP decoder as if it were cleartext.
-        var tlsLimits = TLSDecryptionLimits()
-        if !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
         var consumer = TLSDecryptingConsumer(keys: keys, limits: tlsLimits, inner: makeDecoder(show)) {
             show(.tls($0))
         }

@@ -22,7 +22,12 @@ func runStatsMode(handle: CaptureHandle, source: SourceOptions, json: Bool, keys
     let box = StatisticsBox(TrafficStatistics())
     var limits = HTTPDecoderLimits()
     limits.bodyKeepBytes = 0
-    let http = HTTPStreamDecoder(limits: limits, takeover: HTTP2Takeover().factory) { event in
+    var tlsLimits = TLSDecryptionLimits()
+    if let keys, !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
+    // With a key log, TLS inside CONNECT tunnels is decrypted too, as in --http.
+    let base = HTTP2Takeover().factory
+    let takeover = keys.map { TunnelDecryptor.factory(base: base, keys: $0, limits: tlsLimits) { _ in } }
+    let http = HTTPStreamDecoder(limits: limits, takeover: takeover ?? base) { event in
         if case .exchange(let exchange) = event { box.stats.add(exchange) }
     }
     /// Counts every packet and feeds TCP through `consumer`; returns the error that ended reading early.
@@ -43,8 +48,6 @@ func runStatsMode(handle: CaptureHandle, source: SourceOptions, json: Bool, keys
     }
     let failure: Error?
     if let keys {
-        var tlsLimits = TLSDecryptionLimits()
-        if !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
         var consumer = TLSDecryptingConsumer(keys: keys, limits: tlsLimits, inner: http) { _ in }
         failure = countAndDecode(into: &consumer) { $0.inner.flush(at: $1) }
     } else {

@@ -25,9 +25,10 @@ struct Conversation {
     static let server = Endpoint(address: .v4(0x5db8_d822), port: 80)
 
     /// Runs the conversation; `pieceSize` splits every data step into pieces of at most that many bytes.
-    func run(pieceSize: Int = Int.max, limits: HTTPDecoderLimits = HTTPDecoderLimits(), close: Bool = true) -> [HTTPEvent] {
+    func run(pieceSize: Int = Int.max, limits: HTTPDecoderLimits = HTTPDecoderLimits(), close: Bool = true,
+             takeover: TakeoverFactory? = nil) -> [HTTPEvent] {
         nonisolated(unsafe) var events: [HTTPEvent] = []
-        var decoder = HTTPStreamDecoder(limits: limits) { events.append($0) }
+        var decoder = HTTPStreamDecoder(limits: limits, takeover: takeover) { events.append($0) }
         let id = ConnectionID(7)
         var clock = Timestamp(seconds: 1_700_000_000, nanoseconds: 0)
         func tick() -> Timestamp { clock.nanoseconds += 1_000_000; if clock.nanoseconds >= 1_000_000_000 { clock.seconds += 1; clock.nanoseconds = 0 }; return clock }

@@ -1,4 +1,5 @@
 import FlowReassembly
+import PacketDecoding
 @testable import HTTPDecoding
 import Testing
 
@@ -29,6 +30,51 @@ import Testing
         #expect(exchange.upgrade == "tunnel")
         let notices = events.compactMap { if case .notice(let n) = $0 { n } else { nil } }
         #expect(notices.map(\.kind) == [.tls(serverName: "secure.example.com", alpn: [])])
+        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m } else { nil } }
+        #expect(warnings == ["CONNECT tunnel closed: \(hello.count + 6) bytes client→server, 6 bytes server→client, "
+                             + "TLS inside to secure.example.com"], "\(warnings)")
+    }
+
+    /// What a plugged-in tunnel decoder is given, in order.
+    final class RecordingTunnelDecoder: ConnectionTakeover {
+        let reportsUpgradeExchange = false
+        var bytes: [StreamDirection: [UInt8]] = [:]
+        var calls: [String] = []
+        func consume(_ direction: StreamDirection, _ data: UnsafeRawBufferPointer, at time: Timestamp) {
+            bytes[direction, default: []] += data
+        }
+        func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) { calls.append("gap \(length)") }
+        func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) {
+            calls.append(direction == .clientToServer ? "client end" : "server end")
+        }
+        func close(at time: Timestamp) { calls.append("close") }
+    }
+
+    /// With a decoder for tunnels plugged in (capture's TLS decryption with a key log), it gets every byte of the
+    /// tunnel each way, the ends, then the close; the CONNECT exchange is marked decoded, the tunnel's summary
+    /// stays, and the tunnel does not label the TLS itself (the decoder reports the session).
+    @Test(arguments: [1, 7, 10_000])
+    func aTunnelDecoderGetsTheTunnelsBytes(pieceSize: Int) throws {
+        let hello = Self.clientHello("secure.example.com")
+        var c = Conversation()
+        c.client(Array("CONNECT secure.example.com:443 HTTP/1.1\r\nHost: secure.example.com:443\r\n\r\n".utf8) + hello)
+        c.server(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8) + [0x16, 0x03, 0x03, 0x00, 0x01, 0x02])
+        c.client([0x17, 0x03, 0x03, 0x00, 0x01, 0xff])
+        nonisolated(unsafe) var made: [RecordingTunnelDecoder] = []
+        let events = c.run(pieceSize: pieceSize, takeover: { _, trigger in
+            guard case .tunnel(let exchange) = trigger, exchange.request?.method == "CONNECT" else { return nil }
+            let decoder = RecordingTunnelDecoder()
+            made.append(decoder)
+            return decoder
+        })
+        let decoder = try #require(made.first)
+        #expect(made.count == 1)
+        #expect(decoder.bytes[.clientToServer] == hello + [0x17, 0x03, 0x03, 0x00, 0x01, 0xff])
+        #expect(decoder.bytes[.serverToClient] == [0x16, 0x03, 0x03, 0x00, 0x01, 0x02])
+        #expect(decoder.calls == ["client end", "server end", "close"])
+        let exchange = try #require(events.compactMap(\.exchange).first)
+        #expect(exchange.upgrade == "tunnel" && exchange.upgradeDecoded)
+        #expect(!events.contains { if case .notice = $0 { true } else { false } }, "the decoder reports TLS, not the tunnel")
         let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m } else { nil } }
         #expect(warnings == ["CONNECT tunnel closed: \(hello.count + 6) bytes client→server, 6 bytes server→client, "
                              + "TLS inside to secure.example.com"], "\(warnings)")

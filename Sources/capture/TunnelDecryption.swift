@@ -1,0 +1,59 @@
+import FlowReassembly
+import HTTP2
+import HTTPDecoding
+import PacketDecoding
+import TLS
+
+/// TLS inside a CONNECT tunnel (an app behind an HTTP proxy), decrypted with the key log every other connection
+/// uses, and what it carries decoded as on any TLS connection: HTTP/1.x, or HTTP/2 by ALPN. HTTPDecoding still
+/// reports the CONNECT exchange and the tunnel's byte counts; this reads the tunnel's content, on the tunnel's
+/// connection (the client's connection to the proxy).
+final class TunnelDecryptor: ConnectionTakeover {
+    let reportsUpgradeExchange = false
+    private let context: TakeoverContext
+    private var consumer: TLSDecryptingConsumer<HTTPStreamDecoder>
+    private var opened = false
+
+    /// A factory that adds tunnel decryption to `base` (the HTTP/2 and WebSocket takeovers). Tunnels inside a
+    /// tunnel are not decrypted again: the inner decoders get `base` alone.
+    static func factory(base: @escaping TakeoverFactory, keys: TLSKeySource, limits: TLSDecryptionLimits,
+                        onSession: @escaping (TLSSessionFacts) -> Void) -> TakeoverFactory {
+        { context, trigger in
+            guard case .tunnel = trigger else { return base(context, trigger) }
+            return TunnelDecryptor(context: context, base: base, keys: keys, limits: limits, onSession: onSession)
+        }
+    }
+
+    private init(context: TakeoverContext, base: @escaping TakeoverFactory, keys: TLSKeySource,
+                 limits: TLSDecryptionLimits, onSession: @escaping (TLSSessionFacts) -> Void) {
+        self.context = context
+        let http = HTTPStreamDecoder(limits: context.limits, takeover: base, budget: context.budget, onEvent: context.emit)
+        consumer = TLSDecryptingConsumer(keys: keys, limits: limits, inner: http, onSession: onSession)
+    }
+
+    private func open(at time: Timestamp) {
+        guard !opened else { return }
+        opened = true
+        consumer.connectionOpened(context.connection, client: context.client, server: context.server, at: time)
+    }
+
+    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
+        open(at: time)
+        consumer.streamData(context.connection, direction, bytes, at: time)
+    }
+
+    func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) {
+        open(at: time)
+        consumer.streamGap(context.connection, direction, length: length, at: time)
+    }
+
+    func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) {
+        open(at: time)
+        consumer.streamEnded(context.connection, direction, reason: reason, at: time)
+    }
+
+    func close(at time: Timestamp) {
+        guard opened else { return }
+        consumer.connectionClosed(context.connection, at: time)
+    }
+}
