@@ -16,14 +16,20 @@ import Testing
         return [0x16, 0x03, 0x01] + be16(handshake.count) + handshake
     }
 
-    @Test(arguments: [1, 7, 10_000])
-    func anAcceptedConnectIsATunnelWithTLSInside(pieceSize: Int) throws {
-        let hello = Self.clientHello("secure.example.com")
+    /// CONNECT, the ClientHello sent before the proxy's answer arrives (held, then handed to the tunnel), the 200,
+    /// then 6 bytes of records each way.
+    static func acceptedConnect() -> (Conversation, hello: [UInt8]) {
+        let hello = clientHello("secure.example.com")
         var c = Conversation()
-        // The client sends its ClientHello before the proxy's answer arrives: held, then handed to the tunnel.
         c.client(Array("CONNECT secure.example.com:443 HTTP/1.1\r\nHost: secure.example.com:443\r\n\r\n".utf8) + hello)
         c.server(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8) + [0x16, 0x03, 0x03, 0x00, 0x01, 0x02])
         c.client([0x17, 0x03, 0x03, 0x00, 0x01, 0xff])
+        return (c, hello)
+    }
+
+    @Test(arguments: [1, 7, 10_000])
+    func anAcceptedConnectIsATunnelWithTLSInside(pieceSize: Int) throws {
+        let (c, hello) = Self.acceptedConnect()
         let events = c.run(pieceSize: pieceSize)
         let exchange = try #require(events.compactMap(\.exchange).first)
         #expect(exchange.request?.method == "CONNECT")
@@ -55,11 +61,7 @@ import Testing
     /// stays, and the tunnel does not label the TLS itself (the decoder reports the session).
     @Test(arguments: [1, 7, 10_000])
     func aTunnelDecoderGetsTheTunnelsBytes(pieceSize: Int) throws {
-        let hello = Self.clientHello("secure.example.com")
-        var c = Conversation()
-        c.client(Array("CONNECT secure.example.com:443 HTTP/1.1\r\nHost: secure.example.com:443\r\n\r\n".utf8) + hello)
-        c.server(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8) + [0x16, 0x03, 0x03, 0x00, 0x01, 0x02])
-        c.client([0x17, 0x03, 0x03, 0x00, 0x01, 0xff])
+        let (c, hello) = Self.acceptedConnect()
         nonisolated(unsafe) var made: [RecordingTunnelDecoder] = []
         let events = c.run(pieceSize: pieceSize, takeover: { _, trigger in
             guard case .tunnel(let exchange) = trigger, exchange.request?.method == "CONNECT" else { return nil }
