@@ -135,19 +135,11 @@ public enum ProcessSpawner {
     public static func run(_ argv: [String], captureOutput: Bool = true) throws(SystemCallError)
         -> (status: ExitStatus, stdout: [UInt8], stderr: [UInt8]) {
         let output: SpawnOptions.Output = captureOutput ? .pipe : .null
-        let child = try spawn(argv, options: SpawnOptions(stdin: .null, stdout: output, stderr: output))
-        var stdout: [UInt8] = []
-        var stderr: [UInt8] = []
-        if let out = child.stdout, let err = child.stderr {
-            drain(out: out, err: err, stdout: &stdout, stderr: &stderr)
-            close(out)
-            close(err)
-        }
-        return (try waitForExit(child.pid), stdout, stderr)
+        return try finish(spawn(argv, options: SpawnOptions(stdin: .null, stdout: output, stderr: output)), input: [])
     }
 
     /// For a child started with `.pipe` for all three streams: writes `input` to its standard input, closes it, and
-    /// collects its output until it exits. A child that is gone before reading everything costs no SIGPIPE here
+    /// collects its output until it exits. Streams that are not pipes are skipped (`run` finishes this way too). A child that is gone before reading everything costs no SIGPIPE here
     /// (blocked while writing, and a pending one taken back): the write just stops.
     public static func finish(_ child: SpawnedProcess, input: [UInt8]) throws(SystemCallError)
         -> (status: ExitStatus, stdout: [UInt8], stderr: [UInt8]) {
