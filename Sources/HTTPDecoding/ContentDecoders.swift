@@ -7,6 +7,17 @@ public struct DecodeFailure: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(coding) decoding failed: \(reason)" }
 }
 
+extension Array where Element == UInt8 {
+    /// `withUnsafeBytes` for a body that throws `DecodeFailure`, which the standard one rethrows as `any Error`.
+    func withBytes(_ body: (UnsafeRawBufferPointer) throws(DecodeFailure) -> Void) throws(DecodeFailure) {
+        var failure: DecodeFailure?
+        withUnsafeBytes { bytes in
+            do throws(DecodeFailure) { try body(bytes) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+}
+
 /// Takes a decoder's output piece by piece; returns false to stop the decoder (a limit was hit), which then
 /// returns without producing more from the input in hand.
 typealias DecodedSink = (UnsafeRawBufferPointer) -> Bool
@@ -90,12 +101,9 @@ final class ZlibDecoder: ContentDecoder {
                 try start(windowBits: isZlib ? 15 : -15)
                 // Bytes sniffed in earlier calls were not fed yet: replay them before this input.
                 if before > 0 {
-                    let replay = Array(sniffed.prefix(before))
-                    var failure: DecodeFailure?
-                    replay.withUnsafeBytes { bytes in
-                        do throws(DecodeFailure) { try inflateAll(bytes, sink: sink) } catch { failure = error }
+                    try Array(sniffed.prefix(before)).withBytes { bytes throws(DecodeFailure) in
+                        try inflateAll(bytes, sink: sink)
                     }
-                    if let failure { throw failure }
                 }
             }
         }

@@ -74,12 +74,9 @@ final class IsalInflateDecoder: ContentDecoder {
             state.pointee.crc_flag = flag
             started = true
             if before > 0 {
-                let replay = Array(sniffed.prefix(before))
-                var failure: DecodeFailure?
-                replay.withUnsafeBytes { bytes in
-                    do throws(DecodeFailure) { try inflateAll(bytes, sink: sink) } catch { failure = error }
+                try Array(sniffed.prefix(before)).withBytes { bytes throws(DecodeFailure) in
+                    try inflateAll(bytes, sink: sink)
                 }
-                if let failure { throw failure }
                 if zlib != nil { return }  // the replay went to zlib, which saw this input too
             }
         }
@@ -113,20 +110,14 @@ final class IsalInflateDecoder: ContentDecoder {
         let input = seen
         seen = []
         var skip = emitted
-        var failure: DecodeFailure?
-        input.withUnsafeBytes { bytes in
-            do throws(DecodeFailure) {
-                try decoder.decode(bytes) { piece in
-                    if skip >= piece.count { skip -= piece.count; return true }
-                    let rest = UnsafeRawBufferPointer(rebasing: piece[skip...])
-                    skip = 0
-                    return sink(rest)
-                }
-            } catch {
-                failure = error
+        try input.withBytes { bytes throws(DecodeFailure) in
+            try decoder.decode(bytes) { piece in
+                if skip >= piece.count { skip -= piece.count; return true }
+                let rest = UnsafeRawBufferPointer(rebasing: piece[skip...])
+                skip = 0
+                return sink(rest)
             }
         }
-        if let failure { throw failure }
     }
 
     /// Inflates `input`, member after member, as `ZlibDecoder.inflateAll` does.
