@@ -171,7 +171,7 @@ private struct Sealer {
                 return bytes + [UInt8](repeating: UInt8(padLength), count: padLength + 1)
             }
             func encrypt(_ bytes: [UInt8]) -> [UInt8] {
-                (try? AES._CBC.encrypt(bytes, using: protection.key, iv: AES._CBC.IV(ivBytes: iv), noPadding: true))
+                (try? AES._CBC.encrypt(bytes, using: SymmetricKey(data: protection.key), iv: AES._CBC.IV(ivBytes: iv), noPadding: true))
                     .map { iv + Array($0) } ?? []
             }
             if encryptThenMAC {
@@ -195,11 +195,11 @@ private struct Sealer {
         do {
             switch suite.protection {
             case .aesGCM:
-                let box = try AES.GCM.seal(plaintext, using: protection.key, nonce: AES.GCM.Nonce(data: nonce),
+                let box = try AES.GCM.seal(plaintext, using: SymmetricKey(data: protection.key), nonce: AES.GCM.Nonce(data: nonce),
                                            authenticating: additionalData)
                 return Array(box.ciphertext) + Array(box.tag)
             case .chaCha20Poly1305:
-                let box = try ChaChaPoly.seal(plaintext, using: protection.key, nonce: ChaChaPoly.Nonce(data: nonce),
+                let box = try ChaChaPoly.seal(plaintext, using: SymmetricKey(data: protection.key), nonce: ChaChaPoly.Nonce(data: nonce),
                                               authenticating: additionalData)
                 return Array(box.ciphertext) + Array(box.tag)
             case .aesCBC:

@@ -23,8 +23,8 @@ struct RecordProtection {
 
     let suite: CipherSuite
     let scheme: Scheme
-    /// The key (the fuzz harness seals records with it); `cipher` is what opens them, keyed once for all records.
-    let key: SymmetricKey
+    /// The key's bytes (the fuzz harness seals records with them); `cipher` opens records, keyed once for all.
+    let key: [UInt8]
     let cipher: RecordCipher
     /// 12 bytes for TLS 1.3 and ChaCha20; the 4-byte salt for TLS 1.2 GCM; unused for CBC.
     let iv: [UInt8]
@@ -44,8 +44,7 @@ struct RecordProtection {
         let key = KeyDerivation.expandLabel(secret: secret, label: "key", length: keyLength, sha384: suite.usesSHA384)
         let iv = KeyDerivation.expandLabel(secret: secret, label: "iv", length: 12, sha384: suite.usesSHA384)
         guard let cipher = RecordCipher(algorithm, key: key) else { return nil }
-        return RecordProtection(suite: suite, scheme: .tls13, key: SymmetricKey(data: key), cipher: cipher, iv: iv,
-                                macKey: nil)
+        return RecordProtection(suite: suite, scheme: .tls13, key: key, cipher: cipher, iv: iv, macKey: nil)
     }
 
     /// The next TLS 1.3 application traffic secret after a KeyUpdate (RFC 8446 section 7.2).
@@ -78,7 +77,7 @@ struct RecordProtection {
         let key = part(side, 2 * macLength, keyLength)
         let iv = part(side, 2 * macLength + 2 * keyLength, ivLength)
         guard let cipher = RecordCipher(algorithm, key: key) else { return nil }
-        return RecordProtection(suite: suite, scheme: scheme, key: SymmetricKey(data: key), cipher: cipher, iv: iv,
+        return RecordProtection(suite: suite, scheme: scheme, key: key, cipher: cipher, iv: iv,
                                 macKey: macLength > 0 ? SymmetricKey(data: macKey) : nil)
     }
 
