@@ -144,6 +144,13 @@ struct CaptureCommand: ParsableCommand {
         if output.http && output.writeFile == "-" {
             throw ValidationError("-w - would mix packets into the --http view on standard output; give -w a file name.")
         }
+        // -Z is carried out where the packet loop starts, once its files are open; the other modes open theirs as
+        // they go, and -- COMMAND needs root to remove its sandbox, so there it is refused rather than ignored.
+        if control.user != nil, let mode = output.http ? "--http" : statsOptions.stats ? "--stats"
+            : statsOptions.follow != nil ? "--follow" : commandOptions.command.isEmpty ? nil : "-- COMMAND" {
+            throw ValidationError("-Z drops root once a packet capture and its -w file are open; \(mode) does not support it. "
+                                  + "Leave -Z out, or give capture the capture rights instead (setcap, see the README).")
+        }
         try httpOptions.validate(http: output.http)
         try statsOptions.validate(output: output, lineFlag: lineOptions.firstGiven)
         if tlsOptions.keyLogFile != nil && !output.http && !statsOptions.stats && !(output.writeFile?.hasSuffix(".pcapng") ?? false) {

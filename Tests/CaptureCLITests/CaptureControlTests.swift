@@ -68,6 +68,18 @@ struct CaptureControlTests {
         let result = try capture(["-r", sample] + arguments)
         #expect(result.status == 64, "\(arguments): \(result.stderrText)")
     }
+
+    /// -Z is carried out in packet mode only: the other modes refuse it rather than keep root without a word.
+    @Test(arguments: [["-r", "SAMPLE", "--http"], ["-r", "SAMPLE", "--stats"], ["-r", "SAMPLE", "--follow", "0"],
+                      ["--", "true"]])
+    func privilegeDropIsRefusedWhereItWouldNotHappen(arguments: [String]) throws {
+        let result = try capture(["-Z", "nobody"] + arguments.map { $0 == "SAMPLE" ? sample : $0 })
+        #expect(result.status == 64, "\(arguments): \(result.stderrText)")
+        let mode = arguments == ["--", "true"] ? "-- COMMAND" : arguments.first { $0.hasPrefix("--") }!
+        #expect(result.stderrText.contains("-Z drops root once a packet capture and its -w file are open; \(mode) does not support it."),
+                "\(result.stderrText)")
+        #expect(result.stdoutText.isEmpty)
+    }
 }
 
 /// -L and -J list what an interface offers exactly as tcpdump does (opening an interface needs root).
