@@ -29,16 +29,10 @@ extension PacketJSONRenderer {
             output.append("\"")
         }
         output.append(",\"flags\":[")
-        var first = true
-        for (set, name) in [(message.authoritative, "aa"), (message.truncated, "tc"), (message.recursionDesired, "rd"),
-                            (message.recursionAvailable, "ra"), (message.authenticData, "ad"),
-                            (message.checkingDisabled, "cd")] as [(Bool, StaticString)] where set {
-            if !first { output.append(",") }
-            first = false
-            output.append("\"")
-            output.append(name)
-            output.append("\"")
-        }
+        let flags: [(Bool, StaticString)] = [(message.authoritative, "aa"), (message.truncated, "tc"),
+                                             (message.recursionDesired, "rd"), (message.recursionAvailable, "ra"),
+                                             (message.authenticData, "ad"), (message.checkingDisabled, "cd")]
+        output.appendJSONStrings(flags.lazy.filter(\.0).map(\.1))
         output.append("],\"counts\":[")
         output.append(decimal: message.questionCount)
         output.append(",")

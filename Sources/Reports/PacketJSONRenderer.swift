@@ -71,14 +71,7 @@ public struct PacketJSONRenderer {
             output.append(",\"transport\":\"tcp\"")
             appendPorts(segment.source.port, segment.destination.port, to: &output)
             output.append(",\"tcp_flags\":[")
-            var first = true
-            for (flag, name) in Self.flagNames where segment.flags.contains(flag) {
-                if !first { output.append(",") }
-                first = false
-                output.append("\"")
-                output.append(name)
-                output.append("\"")
-            }
+            output.appendJSONStrings(Self.flagNames.lazy.filter { segment.flags.contains($0.0) }.map(\.1))
             output.append("],\"seq\":")
             output.append(decimal: segment.sequenceNumber)
             output.append(",\"ack\":")

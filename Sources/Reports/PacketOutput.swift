@@ -58,6 +58,18 @@ public struct PacketOutput {
         }
     }
 
+    /// `"a","b",...` for names that need no escaping (the brackets are the caller's).
+    public mutating func appendJSONStrings<Names: Sequence<StaticString>>(_ names: Names) {
+        var first = true
+        for name in names {
+            if !first { append(",") }
+            first = false
+            append("\"")
+            append(name)
+            append("\"")
+        }
+    }
+
     /// Takes back the last byte appended (and not yet flushed).
     public mutating func removeLast() { if !bytes.isEmpty { bytes.removeLast() } }
 
