@@ -12,7 +12,7 @@ import Reports
 // /dev/shm (libpcap reads files), one per fuzzing process.
 
 private let path = "/dev/shm/tapkit-fuzz-capture-\(getpid()).pcap"
-nonisolated(unsafe) private var sink = PacketOutput(fileDescriptor: -1, flushThreshold: 1 << 16)
+nonisolated(unsafe) private var sink = TextOutput(fileDescriptor: -1, flushThreshold: 1 << 16)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCaptureFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

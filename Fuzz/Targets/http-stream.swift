@@ -14,7 +14,7 @@ import Reports
 
 private let client = Endpoint(address: .v4(0x0a00_0005), port: 51234)
 private let server = Endpoint(address: .v4(0x0a00_0001), port: 80)
-nonisolated(unsafe) private var sink = PacketOutput(fileDescriptor: -1, flushThreshold: 1 << 16)
+nonisolated(unsafe) private var sink = TextOutput(fileDescriptor: -1, flushThreshold: 1 << 16)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTPStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

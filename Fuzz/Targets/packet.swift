@@ -30,7 +30,7 @@ nonisolated(unsafe) private var hexRenderer: PacketLineRenderer = {
     options.verbosity = 3  // -vvv: checksums, IPv6 options, ND options, HTTP lines, every DNS section
     return PacketLineRenderer(options: options)
 }()
-nonisolated(unsafe) private var output = PacketOutput(fileDescriptor: -1, flushThreshold: 1 << 16)
+nonisolated(unsafe) private var output = TextOutput(fileDescriptor: -1, flushThreshold: 1 << 16)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPacket(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -14,7 +14,7 @@ nonisolated(unsafe) private var quietRenderer: PacketLineRenderer = {
     options.hexAndASCII = true
     return PacketLineRenderer(options: options)
 }()
-nonisolated(unsafe) private var output = PacketOutput(fileDescriptor: -1, flushThreshold: 1 << 30)
+nonisolated(unsafe) private var output = TextOutput(fileDescriptor: -1, flushThreshold: 1 << 30)
 
 private func isInside(_ view: UnsafeRawBufferPointer, _ frame: UnsafeRawBufferPointer) -> Bool {
     guard view.count > 0, let start = view.baseAddress else { return true }

@@ -69,19 +69,19 @@ struct HARCookie: Equatable {
         return nil
     }
 
-    static func write(_ cookies: [HARCookie], into json: inout JSONText) {
-        json.raw("[")
+    static func write(_ cookies: [HARCookie], into json: inout TextOutput) {
+        json.append("[")
         for (index, cookie) in cookies.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.raw("{"); json.key("name"); json.string(cookie.name)
-            json.raw(","); json.key("value"); json.string(cookie.value)
-            if let path = cookie.path { json.raw(","); json.key("path"); json.string(path) }
-            if let domain = cookie.domain { json.raw(","); json.key("domain"); json.string(domain) }
-            if let expires = cookie.expires { json.raw(","); json.key("expires"); json.string(expires) }
-            if let httpOnly = cookie.httpOnly { json.raw(","); json.key("httpOnly"); json.bool(httpOnly) }
-            if let secure = cookie.secure { json.raw(","); json.key("secure"); json.bool(secure) }
-            json.raw("}")
+            if index > 0 { json.append(",") }
+            json.append("{"); json.key("name"); json.string(cookie.name)
+            json.append(","); json.key("value"); json.string(cookie.value)
+            if let path = cookie.path { json.append(","); json.key("path"); json.string(path) }
+            if let domain = cookie.domain { json.append(","); json.key("domain"); json.string(domain) }
+            if let expires = cookie.expires { json.append(","); json.key("expires"); json.string(expires) }
+            if let httpOnly = cookie.httpOnly { json.append(","); json.key("httpOnly"); json.bool(httpOnly) }
+            if let secure = cookie.secure { json.append(","); json.key("secure"); json.bool(secure) }
+            json.append("}")
         }
-        json.raw("]")
+        json.append("]")
     }
 }

@@ -9,49 +9,50 @@ public final class HARWriter {
         public var description: String
     }
 
-    private let handle: FileHandle
     public let path: String
+    private var output: TextOutput
+    private let descriptor: Int32
     private var entries = 0
     private var finished = false
 
     public init(path: String, creatorVersion: String = "0.1") throws(WriteError) {
         self.path = path
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw WriteError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
         }
-        self.handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        var json = JSONText()
-        json.raw("{\"log\":{")
-        json.key("version"); json.string("1.2")
-        json.raw(","); json.key("creator"); json.raw("{")
-        json.key("name"); json.string("TapKit capture")
-        json.raw(","); json.key("version"); json.string(creatorVersion)
-        json.raw("},"); json.key("pages"); json.raw("[],")
-        json.key("entries"); json.raw("[\n")
-        write(json.text)
+        output = TextOutput(fileDescriptor: descriptor)
+        output.append("{\"log\":{")
+        output.key("version"); output.string("1.2")
+        output.append(","); output.key("creator"); output.append("{")
+        output.key("name"); output.string("TapKit capture")
+        output.append(","); output.key("version"); output.string(creatorVersion)
+        output.append("},"); output.key("pages"); output.append("[],")
+        output.key("entries"); output.append("[\n")
     }
 
-    deinit { finish() }
+    deinit { try? finish() }
 
     public func add(_ exchange: HTTPExchange) {
-        write((entries > 0 ? ",\n" : "") + Self.entry(exchange))
+        if entries > 0 { output.append(",\n") }
+        Self.entry(exchange, into: &output)
+        output.flushIfFull()
         entries += 1
     }
 
-    public func finish() {
+    /// Closes the JSON and the file; says why if any write failed (a full disk, say).
+    public func finish() throws(WriteError) {
         guard !finished else { return }
         finished = true
-        write("\n]}}\n")
-        try? handle.close()
+        output.append("\n]}}\n")
+        output.flush()
+        close(descriptor)
+        if output.writeFailed {
+            throw WriteError(description: "cannot write \(path): \(String(cString: strerror(output.writeError)))")
+        }
     }
 
-    private func write(_ text: String) {
-        try? handle.write(contentsOf: Data(text.utf8))
-    }
-
-    static func entry(_ exchange: HTTPExchange) -> String {
-        var json = JSONText()
+    private static func entry(_ exchange: HTTPExchange, into json: inout TextOutput) {
         let start = exchange.time
         let send = exchange.request.map { $0.end.seconds(since: $0.start) * 1000 } ?? 0
         var wait = 0.0, receive = 0.0
@@ -60,20 +61,20 @@ public final class HARWriter {
             wait = max(0, response.start.seconds(since: requestEnd) * 1000)
             receive = max(0, response.end.seconds(since: response.start) * 1000)
         }
-        json.raw("{")
+        json.append("{")
         json.key("startedDateTime"); json.string(ExchangeText.iso8601(start))
-        json.raw(","); json.key("time"); json.milliseconds(send + wait + receive)
-        json.raw(","); json.key("request"); request(exchange, into: &json)
-        json.raw(","); json.key("response"); response(exchange, into: &json)
-        json.raw(","); json.key("cache"); json.raw("{}")
-        json.raw(","); json.key("timings"); json.raw("{")
-        json.key("blocked"); json.raw("-1,"); json.key("dns"); json.raw("-1,"); json.key("connect"); json.raw("-1,")
+        json.append(","); json.key("time"); json.milliseconds(send + wait + receive)
+        json.append(","); json.key("request"); request(exchange, into: &json)
+        json.append(","); json.key("response"); response(exchange, into: &json)
+        json.append(","); json.key("cache"); json.append("{}")
+        json.append(","); json.key("timings"); json.append("{")
+        json.key("blocked"); json.append("-1,"); json.key("dns"); json.append("-1,"); json.key("connect"); json.append("-1,")
         json.key("send"); json.milliseconds(send)
-        json.raw(","); json.key("wait"); json.milliseconds(wait)
-        json.raw(","); json.key("receive"); json.milliseconds(receive)
-        json.raw(","); json.key("ssl"); json.raw("-1}")
-        json.raw(","); json.key("serverIPAddress"); json.string(exchange.server.address.description)
-        json.raw(","); json.key("connection"); json.string(String(exchange.connection.rawValue))
+        json.append(","); json.key("wait"); json.milliseconds(wait)
+        json.append(","); json.key("receive"); json.milliseconds(receive)
+        json.append(","); json.key("ssl"); json.append("-1}")
+        json.append(","); json.key("serverIPAddress"); json.string(exchange.server.address.description)
+        json.append(","); json.key("connection"); json.string(String(exchange.connection.rawValue))
         var notes = exchange.warnings
         if !exchange.complete { notes.insert("incomplete", at: 0) }
         if let upgrade = exchange.upgrade {
@@ -83,104 +84,103 @@ public final class HARWriter {
             notes.append("HTTP/2 stream \(http2.streamID)" + (http2.promisedOn.map { ", pushed on stream \($0)" } ?? ""))
         }
         if let grpc = exchange.grpc { notes.append(ExchangeText.grpcSummary(grpc)) }
-        if !notes.isEmpty { json.raw(","); json.key("comment"); json.string(notes.joined(separator: "; ")) }
-        json.raw("}")
-        return json.text
+        if !notes.isEmpty { json.append(","); json.key("comment"); json.string(notes.joined(separator: "; ")) }
+        json.append("}")
     }
 
-    private static func headers(_ headers: HTTPHeaders, into json: inout JSONText) {
-        json.raw("[")
+    private static func headers(_ headers: HTTPHeaders, into json: inout TextOutput) {
+        json.append("[")
         for (index, field) in headers.fields.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.raw("{"); json.key("name"); json.string(field.name)
-            json.raw(","); json.key("value"); json.string(field.value); json.raw("}")
+            if index > 0 { json.append(",") }
+            json.append("{"); json.key("name"); json.string(field.name)
+            json.append(","); json.key("value"); json.string(field.value); json.append("}")
         }
-        json.raw("]")
+        json.append("]")
     }
 
-    private static func nameValues(_ pairs: [(String, String)], into json: inout JSONText) {
-        json.raw("[")
+    private static func nameValues(_ pairs: [(String, String)], into json: inout TextOutput) {
+        json.append("[")
         for (index, pair) in pairs.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.raw("{"); json.key("name"); json.string(pair.0)
-            json.raw(","); json.key("value"); json.string(pair.1); json.raw("}")
+            if index > 0 { json.append(",") }
+            json.append("{"); json.key("name"); json.string(pair.0)
+            json.append(","); json.key("value"); json.string(pair.1); json.append("}")
         }
-        json.raw("]")
+        json.append("]")
     }
 
-    private static func request(_ exchange: HTTPExchange, into json: inout JSONText) {
-        json.raw("{")
+    private static func request(_ exchange: HTTPExchange, into json: inout TextOutput) {
+        json.append("{")
         let request = exchange.request
         json.key("method"); json.string(request?.method ?? "GET")
-        json.raw(","); json.key("url"); json.string(ExchangeText.url(exchange))
-        json.raw(","); json.key("httpVersion"); json.string(request?.version ?? "HTTP/1.1")
-        json.raw(","); json.key("cookies"); HARCookie.write(HARCookie.fromRequest(request?.headers ?? HTTPHeaders()), into: &json)
-        json.raw(","); json.key("headers"); headers(request?.headers ?? HTTPHeaders(), into: &json)
-        json.raw(","); json.key("queryString"); nameValues(queryPairs(request?.uri ?? ""), into: &json)
+        json.append(","); json.key("url"); json.string(ExchangeText.url(exchange))
+        json.append(","); json.key("httpVersion"); json.string(request?.version ?? "HTTP/1.1")
+        json.append(","); json.key("cookies"); HARCookie.write(HARCookie.fromRequest(request?.headers ?? HTTPHeaders()), into: &json)
+        json.append(","); json.key("headers"); headers(request?.headers ?? HTTPHeaders(), into: &json)
+        json.append(","); json.key("queryString"); nameValues(queryPairs(request?.uri ?? ""), into: &json)
         if let request, request.body.size > 0 {
             let mimeType = request.body.contentType ?? "application/octet-stream"
-            json.raw(","); json.key("postData"); json.raw("{")
+            json.append(","); json.key("postData"); json.append("{")
             json.key("mimeType"); json.string(mimeType)
             if mimeType.lowercased().hasPrefix("application/x-www-form-urlencoded") {
-                json.raw(","); json.key("params")
+                json.append(","); json.key("params")
                 nameValues(formPairs(String(decoding: request.body.kept, as: UTF8.self)), into: &json)
             }
             content(request.body, into: &json)
-            json.raw("}")
+            json.append("}")
         }
-        json.raw(","); json.key("headersSize"); json.number(request?.headSize ?? -1)
-        json.raw(","); json.key("bodySize"); json.number(request?.body.transferSize ?? -1)
-        json.raw("}")
+        json.append(","); json.key("headersSize"); json.number(request?.headSize ?? -1)
+        json.append(","); json.key("bodySize"); json.number(request?.body.transferSize ?? -1)
+        json.append("}")
     }
 
-    private static func response(_ exchange: HTTPExchange, into json: inout JSONText) {
-        json.raw("{")
+    private static func response(_ exchange: HTTPExchange, into json: inout TextOutput) {
+        json.append("{")
         guard let response = exchange.response else {
             json.key("status"); json.number(0)
-            json.raw(","); json.key("statusText"); json.string("")
-            json.raw(","); json.key("httpVersion"); json.string("")
-            json.raw(","); json.key("cookies"); json.raw("[]")
-            json.raw(","); json.key("headers"); json.raw("[]")
-            json.raw(","); json.key("content"); json.raw("{\"size\":0,\"mimeType\":\"x-unknown\"}")
-            json.raw(","); json.key("redirectURL"); json.string("")
-            json.raw(","); json.key("headersSize"); json.number(-1)
-            json.raw(","); json.key("bodySize"); json.number(-1)
-            json.raw(","); json.key("comment"); json.string("no response captured")
-            json.raw("}")
+            json.append(","); json.key("statusText"); json.string("")
+            json.append(","); json.key("httpVersion"); json.string("")
+            json.append(","); json.key("cookies"); json.append("[]")
+            json.append(","); json.key("headers"); json.append("[]")
+            json.append(","); json.key("content"); json.append("{\"size\":0,\"mimeType\":\"x-unknown\"}")
+            json.append(","); json.key("redirectURL"); json.string("")
+            json.append(","); json.key("headersSize"); json.number(-1)
+            json.append(","); json.key("bodySize"); json.number(-1)
+            json.append(","); json.key("comment"); json.string("no response captured")
+            json.append("}")
             return
         }
         json.key("status"); json.number(response.status)
-        json.raw(","); json.key("statusText"); json.string(response.reason)
-        json.raw(","); json.key("httpVersion"); json.string(response.version)
-        json.raw(","); json.key("cookies"); HARCookie.write(HARCookie.fromResponse(response.headers), into: &json)
-        json.raw(","); json.key("headers"); headers(response.headers, into: &json)
-        json.raw(","); json.key("content"); json.raw("{")
+        json.append(","); json.key("statusText"); json.string(response.reason)
+        json.append(","); json.key("httpVersion"); json.string(response.version)
+        json.append(","); json.key("cookies"); HARCookie.write(HARCookie.fromResponse(response.headers), into: &json)
+        json.append(","); json.key("headers"); headers(response.headers, into: &json)
+        json.append(","); json.key("content"); json.append("{")
         json.key("size"); json.number(response.body.size)
         if !response.body.encoding.isEmpty {
-            json.raw(","); json.key("compression"); json.number(response.body.size - response.body.transferSize)
+            json.append(","); json.key("compression"); json.number(response.body.size - response.body.transferSize)
         }
-        json.raw(","); json.key("mimeType"); json.string(response.body.contentType ?? "x-unknown")
+        json.append(","); json.key("mimeType"); json.string(response.body.contentType ?? "x-unknown")
         content(response.body, into: &json)
-        json.raw("}")
-        json.raw(","); json.key("redirectURL"); json.string(response.headers["Location"] ?? "")
-        json.raw(","); json.key("headersSize"); json.number(response.headSize)
-        json.raw(","); json.key("bodySize"); json.number(response.body.transferSize)
-        json.raw("}")
+        json.append("}")
+        json.append(","); json.key("redirectURL"); json.string(response.headers["Location"] ?? "")
+        json.append(","); json.key("headersSize"); json.number(response.headSize)
+        json.append(","); json.key("bodySize"); json.number(response.body.transferSize)
+        json.append("}")
     }
 
     /// `text` (and `encoding: base64` for binary), plus a comment when only part of the body was kept.
-    private static func content(_ body: HTTPBody, into json: inout JSONText) {
+    private static func content(_ body: HTTPBody, into json: inout TextOutput) {
         guard body.size > 0 else { return }
         switch BodyPresentation.of(body, limit: Int.max) {
         case .text:
             let media = BodyPresentation.MediaType(body.contentType)
-            json.raw(","); json.key("text"); json.string(BodyPresentation.decode(body.kept, charset: media.charset) ?? "")
+            json.append(","); json.key("text"); json.string(BodyPresentation.decode(body.kept, charset: media.charset) ?? "")
         case .binary, .empty:
-            json.raw(","); json.key("text"); json.string(Data(body.kept).base64EncodedString())
-            json.raw(","); json.key("encoding"); json.string("base64")
+            json.append(","); json.key("text"); json.string(Data(body.kept).base64EncodedString())
+            json.append(","); json.key("encoding"); json.string("base64")
         }
         if body.keptIsPartial {
-            json.raw(","); json.key("comment"); json.string("body cut to its first \(body.kept.count) of \(body.size) bytes")
+            json.append(","); json.key("comment"); json.string("body cut to its first \(body.kept.count) of \(body.size) bytes")
         }
     }
 

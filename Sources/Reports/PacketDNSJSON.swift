@@ -9,7 +9,7 @@ extension PacketJSONRenderer {
         "NOTAUTH", "NOTZONE",
     ]
 
-    func appendDNS(_ message: DNSMessage, to output: inout PacketOutput) {
+    func appendDNS(_ message: DNSMessage, to output: inout TextOutput) {
         guard message.hasHeader, message.length >= DNSMessage.headerLength else {
             output.append(",\"dns\":{\"malformed\":true}")
             return
@@ -32,7 +32,7 @@ extension PacketJSONRenderer {
         let flags: [(Bool, StaticString)] = [(message.authoritative, "aa"), (message.truncated, "tc"),
                                              (message.recursionDesired, "rd"), (message.recursionAvailable, "ra"),
                                              (message.authenticData, "ad"), (message.checkingDisabled, "cd")]
-        output.appendJSONStrings(flags.lazy.filter(\.0).map(\.1))
+        output.strings(flags.lazy.filter(\.0).map(\.1))
         output.append("],\"counts\":[")
         output.append(decimal: message.questionCount)
         output.append(",")
@@ -138,7 +138,7 @@ extension PacketJSONRenderer {
     }
 
     /// A name as a JSON string (`www.example.com.`, `.` for the root); false when it could not be read whole.
-    private func appendName(_ message: DNSMessage, at offset: Int, to output: inout PacketOutput) -> Bool {
+    private func appendName(_ message: DNSMessage, at offset: Int, to output: inout TextOutput) -> Bool {
         output.append("\"")
         var labels = 0
         var complete = true
@@ -146,10 +146,10 @@ extension PacketJSONRenderer {
             switch element {
             case .label(let label):
                 labels += 1
-                appendEscaped(label, to: &output)
+                output.appendJSONEscaped(label, bytesAboveASCII: true)
                 output.append(".")
             case .cutLabel(let part):
-                appendEscaped(part, to: &output)
+                output.appendJSONEscaped(part, bytesAboveASCII: true)
                 complete = false
             case .bitLabel:
                 labels += 1
@@ -163,19 +163,13 @@ extension PacketJSONRenderer {
         return complete
     }
 
-    private func appendString(_ bytes: UnsafeRawBufferPointer, to output: inout PacketOutput) {
+    private func appendString(_ bytes: UnsafeRawBufferPointer, to output: inout TextOutput) {
         output.append("\"")
-        appendEscaped(bytes, to: &output)
-        output.append("\"")
-    }
-
-    /// Bytes as JSON string content: quote, backslash and control bytes escaped; other bytes above 0x7e as \u00XX
-    /// (names and TXT strings are bytes, not necessarily UTF-8).
-    private func appendEscaped(_ bytes: UnsafeRawBufferPointer, to output: inout PacketOutput) {
         output.appendJSONEscaped(bytes, bytesAboveASCII: true)
+        output.append("\"")
     }
 
-    private func appendType(_ type: UInt16, to output: inout PacketOutput) {
+    private func appendType(_ type: UInt16, to output: inout TextOutput) {
         output.append("\"")
         switch type {
         case 64: output.append("SVCB")

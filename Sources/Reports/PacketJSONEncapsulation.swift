@@ -3,7 +3,7 @@ import PacketDecoding
 /// The `encapsulation` array of a tunnelled packet's JSON object: one object per outer layer, outermost first.
 /// The packet's own `network`/`transport` fields describe the innermost packet. Schema: README and docs/capture.md.
 extension PacketJSONRenderer {
-    func appendEncapsulation(_ packet: DecodedPacket, to output: inout PacketOutput) {
+    func appendEncapsulation(_ packet: DecodedPacket, to output: inout TextOutput) {
         let layers = packet.encapsulation
         guard !layers.isEmpty else { return }
         output.append(",\"encapsulation\":[")
@@ -78,14 +78,14 @@ extension PacketJSONRenderer {
         output.append("]")
     }
 
-    private func appendField<T: BinaryInteger>(_ name: StaticString, _ value: T, to output: inout PacketOutput) {
+    private func appendField<T: BinaryInteger>(_ name: StaticString, _ value: T, to output: inout TextOutput) {
         output.append(",\"")
         output.append(name)
         output.append("\":")
         output.append(decimal: value)
     }
 
-    private func appendField(_ name: StaticString, address: IPAddress, to output: inout PacketOutput) {
+    private func appendField(_ name: StaticString, address: IPAddress, to output: inout TextOutput) {
         output.append(",\"")
         output.append(name)
         output.append("\":\"")

@@ -9,7 +9,7 @@ public struct PacketJSONRenderer {
         (.fin, "FIN"), (.syn, "SYN"), (.rst, "RST"), (.psh, "PSH"), (.ack, "ACK"), (.urg, "URG"), (.ece, "ECE"), (.cwr, "CWR"),
     ]
 
-    public func render(_ packet: DecodedPacket, index: Int, to output: inout PacketOutput) {
+    public func render(_ packet: DecodedPacket, index: Int, to output: inout TextOutput) {
         output.append("{\"index\":")
         output.append(decimal: index)
         output.append(",\"timestamp\":")
@@ -71,7 +71,7 @@ public struct PacketJSONRenderer {
             output.append(",\"transport\":\"tcp\"")
             appendPorts(segment.source.port, segment.destination.port, to: &output)
             output.append(",\"tcp_flags\":[")
-            output.appendJSONStrings(Self.flagNames.lazy.filter { segment.flags.contains($0.0) }.map(\.1))
+            output.strings(Self.flagNames.lazy.filter { segment.flags.contains($0.0) }.map(\.1))
             output.append("],\"seq\":")
             output.append(decimal: segment.sequenceNumber)
             output.append(",\"ack\":")
@@ -115,15 +115,14 @@ public struct PacketJSONRenderer {
         }
         appendEncapsulation(packet, to: &output)  // tunnels: PacketJSONEncapsulation.swift
         if let error = packet.error {
-            output.append(",\"error\":\"")
-            appendEscaped(error.description, to: &output)
-            output.append("\"")
+            output.append(",\"error\":")
+            output.string(error.description)
         }
         output.append("}")
         output.endLine()
     }
 
-    private func appendAddresses(_ source: IPAddress, _ destination: IPAddress, to output: inout PacketOutput) {
+    private func appendAddresses(_ source: IPAddress, _ destination: IPAddress, to output: inout TextOutput) {
         output.append(",\"src\":\"")
         output.append(source)
         output.append("\",\"dst\":\"")
@@ -131,14 +130,10 @@ public struct PacketJSONRenderer {
         output.append("\"")
     }
 
-    private func appendPorts(_ source: UInt16, _ destination: UInt16, to output: inout PacketOutput) {
+    private func appendPorts(_ source: UInt16, _ destination: UInt16, to output: inout TextOutput) {
         output.append(",\"src_port\":")
         output.append(decimal: source)
         output.append(",\"dst_port\":")
         output.append(decimal: destination)
-    }
-
-    private func appendEscaped(_ text: String, to output: inout PacketOutput) {
-        output.appendJSONEscaped(text.utf8)
     }
 }

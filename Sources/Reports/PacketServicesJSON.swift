@@ -4,7 +4,7 @@ import PacketDecoding
 /// docs/capture.md), in print-udp.c's port order after DNS. Fields the capture cut are left out and
 /// `"cut": true` says so.
 extension PacketJSONRenderer {
-    func appendUDPService(_ datagram: UDPDatagram, to output: inout PacketOutput) {
+    func appendUDPService(_ datagram: UDPDatagram, to output: inout TextOutput) {
         let ports = (datagram.source.port, datagram.destination.port)
         if BOOTPMessage.isBOOTPPort(ports.0) || BOOTPMessage.isBOOTPPort(ports.1) {
             appendDHCP(BOOTPMessage(bytes: datagram.payload), to: &output)
@@ -13,7 +13,7 @@ extension PacketJSONRenderer {
         }
     }
 
-    private func appendDHCP(_ message: BOOTPMessage, to output: inout PacketOutput) {
+    private func appendDHCP(_ message: BOOTPMessage, to output: inout TextOutput) {
         output.append(",\"dhcp\":{")
         guard let operation = message.operation, let transaction = message.transactionID,
               let client = message.clientAddress, let your = message.yourAddress, let server = message.serverAddress,
@@ -56,7 +56,7 @@ extension PacketJSONRenderer {
         output.append("}")
     }
 
-    private func appendNTP(_ message: NTPMessage, to output: inout PacketOutput) {
+    private func appendNTP(_ message: NTPMessage, to output: inout TextOutput) {
         output.append(",\"ntp\":{")
         guard let version = message.version, let mode = message.mode, let leap = message.leapIndicator else {
             output.append("\"cut\":true}")

@@ -16,46 +16,49 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
                  keys: TLSKeySource?) throws {
     let packetDecoder = try PacketDecoder(linkType: handle.linkType)
     let sink = try HTTPOutputSink(handle: handle, output: output, http: http)
+    func decode() throws {
+        var limits = HTTPDecoderLimits()
+        // Keep decoded bytes only for what will show them: -v up to --body-limit, HAR up to 1 MiB per body.
+        limits.bodyKeepBytes = max(http.verbose && !output.json ? http.bodyLimit : 0, http.harFile != nil ? 1 << 20 : 0)
+        let show: (SinkCall) -> Void = { call in
+            switch call {
+            case .event(let event): sink.handle(event)
+            case .tls(let session): sink.handle(tls: session)
+            }
+        }
+        // With a key log, TLS inside CONNECT tunnels is decrypted too.
+        var tlsLimits = TLSDecryptionLimits()
+        if let keys, !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
+        func makeDecoder(_ deliver: @escaping (SinkCall) -> Void) -> HTTPStreamDecoder {
+            let base = HTTP2Takeover().factory
+            let takeover = keys.map { TunnelDecryptor.factory(base: base, keys: $0, limits: tlsLimits) { deliver(.tls($0)) } }
+            return HTTPStreamDecoder(limits: limits, takeover: takeover ?? base) { deliver(.event($0)) }
+        }
+        // QUIC Initials on UDP 443 are labelled (HTTP/3 is not decoded): on the reading thread, shown in order with
+        // the exchanges.
+        var quicLabeler = QUICLabeler()
+        let loop = HTTPLoop(handle: handle, source: source, writeFile: output.writeFile, packetDecoder: packetDecoder,
+                            pipeline: http.pipelinePolicy(handle: handle, readFile: source.readFile, output: output),
+                            label: { quicLabeler.inspect($0, at: $1) }, show: show)
+        if let keys {
+            // TLS first: decrypted application data reaches the HTTP decoder as if it were cleartext.
+            var consumer = TLSDecryptingConsumer(keys: keys, limits: tlsLimits, inner: makeDecoder(show)) {
+                show(.tls($0))
+            }
+            // One key log for every connection: all of them are decoded on one thread.
+            try loop.run(consumer: &consumer, local: nil) {
+                $0.reportKeyLogWarnings(at: $1)
+                $0.inner.flush(at: $1)
+            }
+        } else {
+            var consumer = makeDecoder(show)
+            let route = SinkRoute(sink: show)
+            try loop.run(consumer: &consumer, local: (makeDecoder(route.deliver), route)) { $0.flush(at: $1) }
+        }
+    }
     // Also when reading fails part-way (a truncated file): what was decoded before the damage is still shown.
-    defer { sink.finish() }
-    var limits = HTTPDecoderLimits()
-    // Keep decoded bytes only for what will show them: -v up to --body-limit, HAR up to 1 MiB per body.
-    limits.bodyKeepBytes = max(http.verbose && !output.json ? http.bodyLimit : 0, http.harFile != nil ? 1 << 20 : 0)
-    let show: (SinkCall) -> Void = { call in
-        switch call {
-        case .event(let event): sink.handle(event)
-        case .tls(let session): sink.handle(tls: session)
-        }
-    }
-    // With a key log, TLS inside CONNECT tunnels is decrypted too.
-    var tlsLimits = TLSDecryptionLimits()
-    if let keys, !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
-    func makeDecoder(_ deliver: @escaping (SinkCall) -> Void) -> HTTPStreamDecoder {
-        let base = HTTP2Takeover().factory
-        let takeover = keys.map { TunnelDecryptor.factory(base: base, keys: $0, limits: tlsLimits) { deliver(.tls($0)) } }
-        return HTTPStreamDecoder(limits: limits, takeover: takeover ?? base) { deliver(.event($0)) }
-    }
-    // QUIC Initials on UDP 443 are labelled (HTTP/3 is not decoded): on the reading thread, shown in order with
-    // the exchanges.
-    var quicLabeler = QUICLabeler()
-    let loop = HTTPLoop(handle: handle, source: source, writeFile: output.writeFile, packetDecoder: packetDecoder,
-                        pipeline: http.pipelinePolicy(handle: handle, readFile: source.readFile, output: output),
-                        label: { quicLabeler.inspect($0, at: $1) }, show: show)
-    if let keys {
-        // TLS first: decrypted application data reaches the HTTP decoder as if it were cleartext.
-        var consumer = TLSDecryptingConsumer(keys: keys, limits: tlsLimits, inner: makeDecoder(show)) {
-            show(.tls($0))
-        }
-        // One key log for every connection: all of them are decoded on one thread.
-        try loop.run(consumer: &consumer, local: nil) {
-            $0.reportKeyLogWarnings(at: $1)
-            $0.inner.flush(at: $1)
-        }
-    } else {
-        var consumer = makeDecoder(show)
-        let route = SinkRoute(sink: show)
-        try loop.run(consumer: &consumer, local: (makeDecoder(route.deliver), route)) { $0.flush(at: $1) }
-    }
+    do { try decode() } catch { try? sink.finish(); throw error }
+    try sink.finish()
 }
 
 /// Reads packets through reassembly into a consumer until the source ends, then closes what is still open.
@@ -176,7 +179,7 @@ final class HTTPOutputSink {
     private let json: Bool
     private let renderer: HTTPTextRenderer
     private let har: HARWriter?
-    private var text: PacketOutput
+    private var text: TextOutput
     private let flushEachExchange: Bool
     private(set) var shown = 0
     private(set) var filteredOut = 0
@@ -205,7 +208,7 @@ final class HTTPOutputSink {
         }
         // Live: each exchange is printed as soon as its response completes.
         flushEachExchange = handle.isLive || isatty(STDOUT_FILENO) == 1
-        text = PacketOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: flushEachExchange ? 0 : 1 << 16)
+        text = TextOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: flushEachExchange ? 0 : 1 << 16)
     }
 
     func handle(_ event: HTTPEvent) {
@@ -240,7 +243,7 @@ final class HTTPOutputSink {
             FileHandle.standardError.write(Data(HTTPTextRenderer(options: HTTPTextRenderer.Options())
                 .render(warning: message, time: time).utf8))
         }
-        if flushEachExchange || text.bytes.count >= text.flushThreshold { text.flush() }
+        if flushEachExchange { text.flush() } else { text.flushIfFull() }
         if text.writeFailed { handle.stop() }
     }
 
@@ -252,7 +255,7 @@ final class HTTPOutputSink {
         } else {
             text.append(renderer.render(session))
         }
-        if flushEachExchange || text.bytes.count >= text.flushThreshold { text.flush() }
+        if flushEachExchange { text.flush() } else { text.flushIfFull() }
         if text.writeFailed { handle.stop() }
     }
 
@@ -268,14 +271,18 @@ final class HTTPOutputSink {
         }
     }
 
-    func finish() {
+    /// Flushes standard output and closes the HAR file; a HAR file that could not be written fails the run.
+    func finish() throws {
         text.flush()
-        har?.finish()
         if !json && isatty(STDERR_FILENO) == 1 {
             var summary = "\(shown) exchange\(shown == 1 ? "" : "s")"
             if incomplete > 0 { summary += ", \(incomplete) incomplete" }
             if filteredOut > 0 { summary += ", \(filteredOut) filtered out" }
             printError(summary, prefixed: false)
+        }
+        do { try har?.finish() } catch {
+            printError(error.description)
+            throw ExitCode(1)
         }
     }
 }

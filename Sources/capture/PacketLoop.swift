@@ -36,7 +36,7 @@ struct PacketConsumer {
     private let json: Bool
     /// -v on a tunnelled packet: said once, because the outer headers are printed without tcpdump's -v details.
     private var toldVerboseTunnels = false
-    private var text: PacketOutput
+    private var text: TextOutput
     private(set) var packetsSeen = 0
 
     struct OutputClosed: Error {}
@@ -55,7 +55,7 @@ struct PacketConsumer {
         json = output.json
         // Line by line for a person at a terminal; big writes otherwise.
         let interactive = isatty(STDOUT_FILENO) == 1 || output.lineBuffered || control.packetBuffered
-        text = PacketOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: interactive ? 0 : 1 << 16)
+        text = TextOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: interactive ? 0 : 1 << 16)
     }
 
     mutating func consume(_ packet: CapturedPacket) throws {

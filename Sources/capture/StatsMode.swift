@@ -78,7 +78,7 @@ func runFollowMode(handle: CaptureHandle, source: SourceOptions, target: FollowT
     var writer: FollowStreamWriter?
     var chosen: Int?
     var lastTime: Timestamp?
-    let output = PacketOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: 1 << 16)
+    let output = TextOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: 1 << 16)
     let failure = readPackets(handle: handle, limit: source.count) { packet in
         lastTime = packet.timestamp
         let decoded = decoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)

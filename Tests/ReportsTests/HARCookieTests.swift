@@ -29,7 +29,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try HARWriter(path: path)
         writer.add(exchange)
-        writer.finish()
+        try writer.finish()
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         let entry = try #require(((object["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
         let requestCookies = try #require((entry["request"] as? [String: Any])?["cookies"] as? [[String: Any]])

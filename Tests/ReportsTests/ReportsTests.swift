@@ -180,6 +180,13 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
 }
 
 @Suite struct HARTests {
+    @Test func aHARFileThatCannotBeWrittenSaysSo() throws {
+        let writer = try HARWriter(path: "/dev/full")
+        writer.add(exampleExchange())
+        let error = #expect(throws: HARWriter.WriteError.self) { try writer.finish() }
+        #expect(error?.description == "cannot write /dev/full: No space left on device")
+    }
+
     @Test func harIsValidAndComplete() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-\(UUID().uuidString).har").path
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -191,7 +198,7 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
         unanswered.response = nil
         unanswered.complete = false
         writer.add(unanswered)
-        writer.finish()
+        try writer.finish()
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         let log = try #require(object["log"] as? [String: Any])
         #expect(log["version"] as? String == "1.2")
@@ -223,7 +230,7 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
 /// Time printing at the edges of what a capture file can hold (issue 9).
 @Suite struct ExtremeTimePrintingTests {
     @Test func packetTimesPrintExactlyIncludingBefore1970() {
-        var output = PacketOutput()
+        var output = TextOutput()
         output.append(seconds: Timestamp(seconds: -1, nanoseconds: 750_000_000))
         output.append(" ")
         output.append(seconds: Timestamp(seconds: .min, nanoseconds: 0))
@@ -236,15 +243,15 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
     }
 
     @Test func jsonSecondsNeverTrap() {
-        var json = JSONText()
+        var json = TextOutput(fileDescriptor: -1)
         json.seconds(9.2e18)
-        json.raw(" ")
+        json.append(" ")
         json.seconds(-9.3e18)
-        json.raw(" ")
+        json.append(" ")
         json.seconds(.nan)
-        json.raw(" ")
+        json.append(" ")
         json.milliseconds(.infinity)
-        json.raw(" ")
+        json.append(" ")
         json.seconds(-0.25)
         #expect(json.text == "9200000000000000000.000000 -9200000000000000000.000000 null null -0.250000")
     }

@@ -2,7 +2,7 @@ import PacketDecoding
 
 extension PacketLineRenderer {
     /// tcpdump's print-arp.c for Ethernet/IPv4 ARP; `length` is the ARP packet's length on the wire.
-    func renderARP(_ arp: ARPPacket, length: Int, to output: inout PacketOutput) {
+    func renderARP(_ arp: ARPPacket, length: Int, to output: inout TextOutput) {
         if !options.linkHeader { output.append("ARP, ") }
         // The decoder reads Ethernet/IPv4 ARP only; -v names those (print-arp.c).
         if options.verbosity > 0 { output.append("Ethernet (len 6), IPv4 (len 4), ") }

@@ -6,7 +6,7 @@ import PacketDecoding
 /// area: RFC 1048 options one per line with tcpdump's names and value formats, or CMU's fixed fields.
 /// ` [|bootp]` wherever the capture ends first.
 extension PacketLineRenderer {
-    func appendBOOTP(_ message: BOOTPMessage, length: Int, to output: inout PacketOutput) {
+    func appendBOOTP(_ message: BOOTPMessage, length: Int, to output: inout TextOutput) {
         do throws(BOOTPCut) {
             try appendBOOTPSummary(message, length: length, to: &output)
             if options.verbosity > 0 { try appendBOOTPFields(message, to: &output) }
@@ -16,7 +16,7 @@ extension PacketLineRenderer {
         }
     }
 
-    private func appendBOOTPSummary(_ message: BOOTPMessage, length: Int, to output: inout PacketOutput) throws(BOOTPCut) {
+    private func appendBOOTPSummary(_ message: BOOTPMessage, length: Int, to output: inout TextOutput) throws(BOOTPCut) {
         let operation = try message.byte(0)
         output.append("BOOTP/DHCP, ")
         switch operation {
@@ -37,7 +37,7 @@ extension PacketLineRenderer {
         output.append(decimal: length)
     }
 
-    private func appendBOOTPFields(_ message: BOOTPMessage, to output: inout PacketOutput) throws(BOOTPCut) {
+    private func appendBOOTPFields(_ message: BOOTPMessage, to output: inout TextOutput) throws(BOOTPCut) {
         guard message.u16(at: 8) != nil else { throw BOOTPCut(ranOutOfBytes: false) }
         let hardwareType = try message.byte(1), hardwareLength = try message.byte(2)
         let ethernet = hardwareType == 1 && hardwareLength == 6
@@ -86,7 +86,7 @@ extension PacketLineRenderer {
         }
     }
 
-    private func appendField<T: BinaryInteger>(_ label: StaticString, decimal value: T, to output: inout PacketOutput) {
+    private func appendField<T: BinaryInteger>(_ label: StaticString, decimal value: T, to output: inout TextOutput) {
         output.append(label)
         output.append(decimal: value)
     }
@@ -94,7 +94,7 @@ extension PacketLineRenderer {
     /// `sname` and `file`: shown when their first byte is set, up to the NUL; a field with no NUL inside it (or
     /// cut by the capture) ends the message as truncated, as tcpdump's nd_printztn does.
     private func appendBOOTPName(_ message: BOOTPMessage, label: StaticString, offset: Int, size: Int,
-                                 to output: inout PacketOutput) throws(BOOTPCut) {
+                                 to output: inout TextOutput) throws(BOOTPCut) {
         guard try message.byte(offset) != 0 else { return }
         output.append("\n\t  ")
         output.append(label)
@@ -111,7 +111,7 @@ extension PacketLineRenderer {
         throw BOOTPCut(ranOutOfBytes: false)
     }
 
-    private func appendRFC1048Options(_ message: BOOTPMessage, to output: inout PacketOutput) throws(BOOTPCut) {
+    private func appendRFC1048Options(_ message: BOOTPMessage, to output: inout TextOutput) throws(BOOTPCut) {
         output.append("\n\t  Vendor-rfc1048 Extensions\n\t    Magic Cookie 0x")
         appendHex(BOOTPMessage.magicCookie, digits: 8, to: &output)
         let bytes = message.bytes
@@ -150,7 +150,7 @@ extension PacketLineRenderer {
 
     /// Prints one option's value in its format; returns how many bytes at its end the format left unread.
     private func appendDHCPOptionValue(code: UInt8, format: DHCPOption.Format, _ value: UnsafeRawBufferPointer,
-                                       to output: inout PacketOutput) -> Int {
+                                       to output: inout TextOutput) -> Int {
         let length = value.count
         if code == 53 && length == 1 {
             let type = Int(value[0])
@@ -225,7 +225,7 @@ extension PacketLineRenderer {
         }
     }
 
-    private func appendSpecialDHCPOption(code: UInt8, _ value: UnsafeRawBufferPointer, to output: inout PacketOutput) -> Int {
+    private func appendSpecialDHCPOption(code: UInt8, _ value: UnsafeRawBufferPointer, to output: inout TextOutput) -> Int {
         let length = value.count
         switch code {
         case 46, 52:  // NetBIOS node type, option overload
@@ -353,7 +353,7 @@ extension PacketLineRenderer {
     }
 
     /// CMU's vendor area: flags, then each address that is set (default gateway first, as tcpdump prints them).
-    private func appendCMUVendorArea(_ message: BOOTPMessage, to output: inout PacketOutput) throws(BOOTPCut) {
+    private func appendCMUVendorArea(_ message: BOOTPMessage, to output: inout TextOutput) throws(BOOTPCut) {
         let base = BOOTPMessage.cookieOffset
         output.append(" vend-cmu")
         guard let flags = message.u8(at: base + 4), message.u32(at: base + 4) != nil else {
@@ -375,7 +375,7 @@ extension PacketLineRenderer {
         }
     }
 
-    private func appendQuoted(_ bytes: UnsafeRawBufferPointer, to output: inout PacketOutput) {
+    private func appendQuoted(_ bytes: UnsafeRawBufferPointer, to output: inout TextOutput) {
         output.append("\"")
         appendPrintable(bytes, to: &output)
         output.append("\"")

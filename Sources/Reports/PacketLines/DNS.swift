@@ -17,7 +17,7 @@ extension PacketLineRenderer {
     static func isDNSPort(_ port: UInt16) -> Bool { port == 53 }
 
     /// Over TCP the message follows a two-byte length prefix (RFC 1035 section 4.2.2); `length` is the segment's.
-    func appendDNSOverTCP(_ payload: UnsafeRawBufferPointer, length: Int, to output: inout PacketOutput) {
+    func appendDNSOverTCP(_ payload: UnsafeRawBufferPointer, length: Int, to output: inout TextOutput) {
         guard length >= 2 else {
             output.append(" [DNS over TCP: length ")
             output.append(decimal: length)
@@ -42,7 +42,7 @@ extension PacketLineRenderer {
         appendDNS(DNSMessage(bytes: UnsafeRawBufferPointer(rebasing: payload[2...]), length: length - 2), to: &output)
     }
 
-    func appendDNS(_ message: DNSMessage, to output: inout PacketOutput) {
+    func appendDNS(_ message: DNSMessage, to output: inout TextOutput) {
         guard message.length >= DNSMessage.headerLength else {
             output.append("domain [length ")
             output.append(decimal: message.length)
@@ -60,7 +60,7 @@ extension PacketLineRenderer {
     }
 
     /// Everything before the length; false where tcpdump gives up (`[|domain]`).
-    private func appendDNSSections(_ message: DNSMessage, to output: inout PacketOutput) -> Bool {
+    private func appendDNSSections(_ message: DNSMessage, to output: inout TextOutput) -> Bool {
         let end = message.bytes.count
         var at = DNSMessage.headerLength
         output.append(decimal: message.id)
@@ -136,7 +136,7 @@ extension PacketLineRenderer {
     }
 
     /// ` TYPE? name.` (tcpdump's ns_qprint).
-    private func appendDNSQuestion(_ message: DNSMessage, at offset: inout Int, to output: inout PacketOutput) -> Bool {
+    private func appendDNSQuestion(_ message: DNSMessage, at offset: inout Int, to output: inout TextOutput) -> Bool {
         guard let question = message.question(at: offset) else { return false }
         output.append(" ")
         appendDNSType(question.type, to: &output)
@@ -152,7 +152,7 @@ extension PacketLineRenderer {
 
     /// `count` records, comma-separated, stopping early where the capture ends; false where tcpdump gives up.
     private func appendDNSRecords(_ message: DNSMessage, count: Int, at offset: inout Int,
-                                  to output: inout PacketOutput) -> Bool {
+                                  to output: inout TextOutput) -> Bool {
         var remaining = count
         var first = true
         while remaining > 0 && (first || offset < message.bytes.count) {
@@ -167,7 +167,7 @@ extension PacketLineRenderer {
 
     /// -vv: ` ns:` and ` ar:` sections, each printed when records remain and bytes were captured.
     private func appendDNSOtherSections(_ message: DNSMessage, at offset: inout Int,
-                                        to output: inout PacketOutput) -> Bool {
+                                        to output: inout TextOutput) -> Bool {
         for (count, label) in [(message.authorityCount, " ns:" as StaticString), (message.additionalCount, " ar:")] {
             guard count > 0 else { continue }
             guard offset < message.bytes.count else { return false }
@@ -179,7 +179,7 @@ extension PacketLineRenderer {
 
     /// One answer as tcpdump's ns_rprint prints it without -v; returns where the next record starts, or nil
     /// when the capture ends inside it. A record whose fixed part was not captured ends the list (`end`).
-    private func appendDNSRecord(_ message: DNSMessage, at offset: Int, to output: inout PacketOutput) -> Int? {
+    private func appendDNSRecord(_ message: DNSMessage, at offset: Int, to output: inout TextOutput) -> Int? {
         if options.verbosity > 0 {
             output.append(" ")
             guard appendDNSName(message, at: offset, to: &output) else { return nil }
@@ -251,7 +251,7 @@ extension PacketLineRenderer {
     }
 
     /// tcpdump's unsigned_relts_print: `1d2h3m4s`, `0s`.
-    func appendRelativeTime(_ seconds: UInt32, to output: inout PacketOutput) {
+    func appendRelativeTime(_ seconds: UInt32, to output: inout TextOutput) {
         guard seconds > 0 else { output.append("0s"); return }
         var left = seconds
         for (unit, suffix) in [(UInt32(31_536_000), "y" as StaticString), (604_800, "w"), (86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")]
@@ -263,7 +263,7 @@ extension PacketLineRenderer {
     }
 
     /// A name as tcpdump's fqdn_print prints it: labels and dots, `.` for the root; false when it cannot finish.
-    func appendDNSName(_ message: DNSMessage, at offset: Int, to output: inout PacketOutput) -> Bool {
+    func appendDNSName(_ message: DNSMessage, at offset: Int, to output: inout TextOutput) -> Bool {
         var printed = 0
         var labels = 0
         for element in message.name(at: offset) {
@@ -321,11 +321,11 @@ extension PacketLineRenderer {
     }
 
     /// tcpdump's fn_print_char: high bytes as `M-x`, control characters as `^X`.
-    func appendPrintable(_ bytes: UnsafeRawBufferPointer, to output: inout PacketOutput) {
+    func appendPrintable(_ bytes: UnsafeRawBufferPointer, to output: inout TextOutput) {
         for c in bytes { appendPrintable(c, to: &output) }
     }
 
-    func appendPrintable(_ byte: UInt8, to output: inout PacketOutput) {
+    func appendPrintable(_ byte: UInt8, to output: inout TextOutput) {
         var c = byte
         if c >= 0x80 {
             output.append("M-")
@@ -338,7 +338,7 @@ extension PacketLineRenderer {
         output.append(c)
     }
 
-    func appendDNSClass(_ value: UInt16, to output: inout PacketOutput) {
+    func appendDNSClass(_ value: UInt16, to output: inout TextOutput) {
         switch value {
         case 1: output.append("IN")
         case 3: output.append("CHAOS")
@@ -352,7 +352,7 @@ extension PacketLineRenderer {
     }
 
     /// Type names as tcpdump 4.99.3 knows them (it prints SVCB and HTTPS as Type64 and Type65).
-    func appendDNSType(_ value: UInt16, to output: inout PacketOutput) {
+    func appendDNSType(_ value: UInt16, to output: inout TextOutput) {
         let name: StaticString
         switch value {
         case 1: name = "A"

@@ -4,7 +4,7 @@ extension PacketLineRenderer {
     static func isHTTPPort(_ port: UInt16) -> Bool { port == 80 || port == 8080 }
 
     /// tcpdump's one-line HTTP summary after a TCP line: `: HTTP: <request or status line>` or `: HTTP`.
-    func appendHTTPSummary(_ firstLine: HTTPFirstLine, to output: inout PacketOutput) {
+    func appendHTTPSummary(_ firstLine: HTTPFirstLine, to output: inout TextOutput) {
         output.append(": HTTP")
         switch firstLine {
         case .unrecognised:
@@ -20,7 +20,7 @@ extension PacketLineRenderer {
     }
 
     /// tcpdump -v: `: HTTP, length: N` and, for a request or response, every text line after a tab.
-    func appendVerboseHTTP(_ payload: UnsafeRawBufferPointer, length: Int, to output: inout PacketOutput) {
+    func appendVerboseHTTP(_ payload: UnsafeRawBufferPointer, length: Int, to output: inout TextOutput) {
         output.append(": HTTP")
         if case .unrecognised = HTTPFirstLine(payload: payload, length: length) { return }
         output.append(", length: ")

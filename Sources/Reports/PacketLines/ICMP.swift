@@ -2,7 +2,7 @@ import PacketDecoding
 
 extension PacketLineRenderer {
     /// tcpdump's print-icmp.c (the messages it prints without -v).
-    func renderICMP(_ message: ICMPMessage, to output: inout PacketOutput) {
+    func renderICMP(_ message: ICMPMessage, to output: inout TextOutput) {
         output.append("ICMP ")
         switch message.type {
         case 0, 8:

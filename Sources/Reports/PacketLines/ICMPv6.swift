@@ -2,7 +2,7 @@ import PacketDecoding
 
 extension PacketLineRenderer {
     /// tcpdump's print-icmp6.c (the messages it prints without -v).
-    func renderICMPv6(_ message: ICMPMessage, to output: inout PacketOutput) {
+    func renderICMPv6(_ message: ICMPMessage, to output: inout TextOutput) {
         if options.verbosity > 0 { appendBracketedChecksum("icmp6", to: &output) }
         output.append("ICMP6, ")
         switch message.type {
@@ -50,7 +50,7 @@ extension PacketLineRenderer {
 
     /// A message whose fixed 8 bytes were not all captured: tcpdump names its type (and with -v gives the length
     /// of neighbour discovery messages), then runs out of bytes.
-    func renderCutICMPv6(type: UInt8, length: Int, to output: inout PacketOutput) {
+    func renderCutICMPv6(type: UInt8, length: Int, to output: inout TextOutput) {
         output.printerRanOutOfBytes = true
         let names: [UInt8: StaticString] = [128: "echo request", 129: "echo reply", 133: "router solicitation",
                                             134: "router advertisement", 135: "neighbor solicitation",
@@ -66,7 +66,7 @@ extension PacketLineRenderer {
     }
 
     /// -v: `, Flags [router, solicited, override]` of a neighbour advertisement.
-    private func appendAdvertisementFlags(_ word: UInt32, to output: inout PacketOutput) {
+    private func appendAdvertisementFlags(_ word: UInt32, to output: inout TextOutput) {
         output.append(", Flags [")
         appendFlagNames([(word & 0x8000_0000 != 0, "router"), (word & 0x4000_0000 != 0, "solicited"),
                          (word & 0x2000_0000 != 0, "override")], to: &output)
@@ -75,7 +75,7 @@ extension PacketLineRenderer {
 
     /// -v: each option of a neighbour message on its own line; link-layer addresses as tcpdump prints them, the
     /// rest by name and length. Returns whether the options were cut.
-    private func appendNeighborDiscoveryOptions(_ message: ICMPMessage, to output: inout PacketOutput) -> Bool {
+    private func appendNeighborDiscoveryOptions(_ message: ICMPMessage, to output: inout TextOutput) -> Bool {
         var walk = NeighborDiscoveryOptions(of: message)
         while let option = walk.next() {
             output.append("\n\t  ")

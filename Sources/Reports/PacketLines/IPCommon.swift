@@ -3,7 +3,7 @@ import PacketDecoding
 /// Pieces every IP-family line shares: `a > b: ` and `a.port > b.port: `, and the line for an upper layer that
 /// was not decoded.
 extension PacketLineRenderer {
-    func appendAddresses(_ source: IPAddress, _ destination: IPAddress, to output: inout PacketOutput) {
+    func appendAddresses(_ source: IPAddress, _ destination: IPAddress, to output: inout TextOutput) {
         output.append(source)
         output.append(" > ")
         output.append(destination)
@@ -11,7 +11,7 @@ extension PacketLineRenderer {
     }
 
     func appendEndpoints(_ source: Endpoint, _ destination: Endpoint, withAddresses: Bool,
-                         to output: inout PacketOutput) {
+                         to output: inout TextOutput) {
         if withAddresses {
             output.append(source.address)
             output.append(UInt8(ascii: "."))
@@ -31,7 +31,7 @@ extension PacketLineRenderer {
     /// A cut or unknown upper layer: tcpdump's `[|proto]` marker, or `ip-proto-N LENGTH` (with -n it names
     /// protocols it does not decode by number).
     func renderUndecodedUpperLayer(_ packet: DecodedPacket, protocolNumber: UInt8, length: Int,
-                                   to output: inout PacketOutput) {
+                                   to output: inout TextOutput) {
         if let error = packet.error {
             // tcpdump's spacing differs by protocol: "a > b: [|tcp]" but "a > b:  [|udp]".
             output.append(error.layer == .tcp ? "[|" : " [|")

@@ -2,7 +2,7 @@ import PacketDecoding
 
 extension PacketLineRenderer {
     /// tcpdump's print-ip.c (without -v): `IP `, length complaints, then the upper layer's line.
-    mutating func renderIPv4(_ packet: DecodedPacket, _ header: IPv4Header, to output: inout PacketOutput) {
+    mutating func renderIPv4(_ packet: DecodedPacket, _ header: IPv4Header, to output: inout TextOutput) {
         if !options.linkHeader { output.append("IP ") }
         let wireLength = packet.originalLength - packet.link.length
         if header.totalLength > wireLength {

@@ -5,7 +5,7 @@ extension PacketLineRenderer {
     /// tcpdump prints the addresses with the ports when TCP or UDP follows the fixed header directly; after
     /// extension headers the addresses come first and the ports stand alone.
     mutating func renderIPv6(_ packet: DecodedPacket, _ header: IPv6Header, frame: UnsafeRawBufferPointer,
-                             to output: inout PacketOutput) {
+                             to output: inout TextOutput) {
         if !options.linkHeader { output.append("IP6 ") }
         if options.verbosity > 0 { appendVerboseIPv6(header, to: &output) }
         let direct = header.extensionCount == 0
@@ -86,7 +86,7 @@ extension PacketLineRenderer {
     }
 
     /// print-ip6opts.c with -v: `(padn)`, `(rtalert: 0x0000) `, then a space.
-    private func appendExtensionOptions(_ list: IPv6ExtensionOptions, to output: inout PacketOutput) {
+    private func appendExtensionOptions(_ list: IPv6ExtensionOptions, to output: inout TextOutput) {
         for option in list {
             switch option {
             case .pad1: output.append("(pad1)")

@@ -5,7 +5,7 @@ import Glibc
 
 extension PacketLineRenderer {
     /// tcpdump prints the interface name and direction of Linux cooked v2 captures even without `-e`.
-    mutating func appendInterfacePrefix(index: UInt32, packetType: UInt16, to output: inout PacketOutput) {
+    mutating func appendInterfacePrefix(index: UInt32, packetType: UInt16, to output: inout TextOutput) {
         let name: String
         if let known = interfaceNames[index] {
             name = known
@@ -35,7 +35,7 @@ extension PacketLineRenderer {
         output.append(direction)
     }
 
-    func appendEtherTypeName(_ etherType: UInt16, to output: inout PacketOutput) {
+    func appendEtherTypeName(_ etherType: UInt16, to output: inout TextOutput) {
         switch etherType {
         case 0x88cc: output.append("LLDP")
         case 0x8035: output.append("RARP")
@@ -51,7 +51,7 @@ extension PacketLineRenderer {
 /// `-e`: the link-level header, as tcpdump's print-ether.c, print-sll.c, print-raw.c, print-null.c and
 /// print-nflog.c print it. With `-e` the network printers leave out their own `IP `/`IP6 `/`ARP, ` prefix.
 extension PacketLineRenderer {
-    mutating func appendLinkHeader(_ packet: DecodedPacket, to output: inout PacketOutput) {
+    mutating func appendLinkHeader(_ packet: DecodedPacket, to output: inout TextOutput) {
         let link = packet.link
         // A link header the capture cut: what was read before the cut (tcpdump prints nothing for a cut fixed part).
         let cut = packet.error.map { $0.layer == .link || $0.layer == .vlan } ?? false
@@ -162,7 +162,7 @@ extension PacketLineRenderer {
 
     /// `ethertype IPv4 (0x0800)`, with tcpdump's names.
     /// With -q just the name, as tcpdump prints it.
-    func appendEtherTypeWithValue(_ etherType: UInt16, to output: inout PacketOutput) {
+    func appendEtherTypeWithValue(_ etherType: UInt16, to output: inout TextOutput) {
         if !options.quiet { output.append("ethertype ") }
         switch etherType {
         case 0x0800: output.append("IPv4")

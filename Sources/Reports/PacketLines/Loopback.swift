@@ -3,7 +3,7 @@ import PacketDecoding
 extension PacketLineRenderer {
     /// tcpdump's print-loopback.c: `Loopback, skipCount 0, Forward Data, forwarding address M, data (N octets)`;
     /// ` [|loopback]` where the capture ends first.
-    mutating func renderLoopback(_ message: EthernetLoopbackMessage?, to output: inout PacketOutput) {
+    mutating func renderLoopback(_ message: EthernetLoopbackMessage?, to output: inout TextOutput) {
         output.append("Loopback")
         guard let message else {
             output.append(" [|loopback]")

@@ -9,7 +9,7 @@ import PacketDecoding
 /// ends (where print-ntp.c reads a field without checking first, the line is ended as by a long jump: -x dumps
 /// the whole frame), ` (invalid)` for a message shorter than its fixed part.
 extension PacketLineRenderer {
-    func appendNTP(_ message: NTPMessage, length: Int, to output: inout PacketOutput) {
+    func appendNTP(_ message: NTPMessage, length: Int, to output: inout TextOutput) {
         guard let version = message.version, let mode = message.mode else {
             output.append(" [|ntp]")
             output.printerRanOutOfBytes = true
@@ -38,7 +38,7 @@ extension PacketLineRenderer {
     }
 
     /// False when the capture ended first.
-    private func appendNTPTimeFields(_ message: NTPMessage, length: Int, to output: inout PacketOutput) -> Bool {
+    private func appendNTPTimeFields(_ message: NTPMessage, length: Int, to output: inout TextOutput) -> Bool {
         guard length >= NTPMessage.timeMessageLength else {
             output.append(" (invalid)")
             return message.bytes.count >= length
@@ -112,7 +112,7 @@ extension PacketLineRenderer {
     }
 
     /// Mode 6 (RFC 1305 appendix B): response, error and more bits, opcode, then the 16-bit header fields.
-    private func appendNTPControlFields(_ message: NTPMessage, length: Int, to output: inout PacketOutput) -> Bool {
+    private func appendNTPControlFields(_ message: NTPMessage, length: Int, to output: inout TextOutput) -> Bool {
         let headerLength = 12
         guard length >= headerLength else {
             output.append(" (invalid)")
@@ -151,7 +151,7 @@ extension PacketLineRenderer {
     }
 
     /// 16.16 fixed point as tcpdump's p_sfix: the integer part, then the fraction in millionths.
-    private func appendShortFixedPoint(_ word: UInt32, to output: inout PacketOutput) {
+    private func appendShortFixedPoint(_ word: UInt32, to output: inout TextOutput) {
         output.append(decimal: word >> 16)
         output.append(".")
         output.append(decimal: Int(Double(word & 0xffff) / 65536.0 * 1_000_000.0), width: 6)
@@ -159,7 +159,7 @@ extension PacketLineRenderer {
 
     /// 32.32 fixed point seconds since 1900 as tcpdump's p_ntp_time: `seconds.nanoseconds`, and the UTC date
     /// unless the seconds are zero.
-    private func appendNTPTime(_ time: UInt64, to output: inout PacketOutput) {
+    private func appendNTPTime(_ time: UInt64, to output: inout TextOutput) {
         let seconds = UInt32(truncatingIfNeeded: time >> 32)
         appendSecondsAndFraction(seconds, UInt32(truncatingIfNeeded: time), to: &output)
         guard seconds != 0 else { return }
@@ -177,7 +177,7 @@ extension PacketLineRenderer {
     }
 
     /// tcpdump's p_ntp_delta: `time - origin` with a sign, or `time` itself when the origin is zero.
-    private func appendNTPDelta(from origin: UInt64, to time: UInt64, to output: inout PacketOutput) {
+    private func appendNTPDelta(from origin: UInt64, to time: UInt64, to output: inout TextOutput) {
         guard origin != 0 else { appendNTPTime(time, to: &output); return }
         let negative = time <= origin && !(time >> 32 == origin >> 32 && UInt32(truncatingIfNeeded: time) > UInt32(truncatingIfNeeded: origin))
         let difference = negative ? origin &- time : time &- origin
@@ -185,7 +185,7 @@ extension PacketLineRenderer {
         appendSecondsAndFraction(UInt32(truncatingIfNeeded: difference >> 32), UInt32(truncatingIfNeeded: difference), to: &output)
     }
 
-    private func appendSecondsAndFraction(_ seconds: UInt32, _ fraction: UInt32, to output: inout PacketOutput) {
+    private func appendSecondsAndFraction(_ seconds: UInt32, _ fraction: UInt32, to output: inout TextOutput) {
         output.append(decimal: seconds)
         output.append(".")
         output.append(decimal: UInt32(Double(fraction) / 4_294_967_296.0 * 1_000_000_000.0), width: 9)

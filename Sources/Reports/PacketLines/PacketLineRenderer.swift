@@ -108,7 +108,7 @@ public struct PacketLineRenderer {
     }
 
     /// Appends the line (and any `-A`/`-X` dump) for `packet`, whose bytes are `frame`, to `output`.
-    public mutating func render(_ packet: DecodedPacket, frame: UnsafeRawBufferPointer, to output: inout PacketOutput) {
+    public mutating func render(_ packet: DecodedPacket, frame: UnsafeRawBufferPointer, to output: inout TextOutput) {
         packetNumber += 1
         output.printerRanOutOfBytes = false
         if options.verbosity > 0 { checksums = PacketChecksums(frame: frame, packet: packet) }
@@ -176,7 +176,7 @@ public struct PacketLineRenderer {
 
     /// The line from the network layer on (tcpdump's ethertype dispatch). `frame` is the captured frame, read
     /// only through PacketDecoding's views (IPv6 option lists with -v).
-    mutating func renderNetwork(_ packet: DecodedPacket, frame: UnsafeRawBufferPointer, to output: inout PacketOutput) {
+    mutating func renderNetwork(_ packet: DecodedPacket, frame: UnsafeRawBufferPointer, to output: inout TextOutput) {
         switch packet.network {
         case .ipv4(let header):
             renderIPv4(packet, header, to: &output)
@@ -201,7 +201,7 @@ public struct PacketLineRenderer {
 
     /// No network layer: a cut IP header, a cut link header (tcpdump's marker names the link protocol), or nothing.
     private func renderUndecodedNetwork(_ packet: DecodedPacket, frame: UnsafeRawBufferPointer,
-                                        to output: inout PacketOutput) {
+                                        to output: inout TextOutput) {
         if let error = packet.error, error.layer == .ipv4 || error.layer == .ipv6 {
             // tcpdump reads the IPv4 version before anything (a long jump when not even that was captured), then
             // prints "IP " (not with -e) and checks the header; it checks the IPv6 header before "IP6 ".

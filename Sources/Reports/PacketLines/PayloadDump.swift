@@ -1,7 +1,7 @@
 extension PacketLineRenderer {
     /// `-A`: the bytes as ASCII, non-printables as `.` (tcpdump's ascii_print). A CR is left out before LF and
     /// in the last two bytes; elsewhere (a lone CR) it prints as `.`.
-    func appendASCII(_ bytes: UnsafeRawBufferPointer, to output: inout PacketOutput) {
+    func appendASCII(_ bytes: UnsafeRawBufferPointer, to output: inout TextOutput) {
         output.append(10)
         var index = 0
         while index < bytes.count {
@@ -19,7 +19,7 @@ extension PacketLineRenderer {
     }
 
     /// `-x`: 16 bytes a row, offset, hex in pairs (tcpdump's hex_print); each row starts with `indent`.
-    func appendHex(_ bytes: UnsafeRawBufferPointer, indent: StaticString = "\n\t", to output: inout PacketOutput) {
+    func appendHex(_ bytes: UnsafeRawBufferPointer, indent: StaticString = "\n\t", to output: inout TextOutput) {
         var offset = 0
         while offset < bytes.count {
             if offset % 16 == 0 {
@@ -37,7 +37,7 @@ extension PacketLineRenderer {
     }
 
     /// `-X`: 16 bytes a row, offset, hex in pairs, then ASCII (tcpdump's hex_and_ascii_print).
-    func appendHexAndASCII(_ bytes: UnsafeRawBufferPointer, to output: inout PacketOutput) {
+    func appendHexAndASCII(_ bytes: UnsafeRawBufferPointer, to output: inout TextOutput) {
         var offset = 0
         while offset < bytes.count {
             let end = min(offset + 16, bytes.count)

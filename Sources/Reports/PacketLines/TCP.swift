@@ -24,7 +24,7 @@ extension PacketLineRenderer {
     }
 
     /// A TCP header cut by the snap length, printed as far as it goes and ended with ` [|tcp]` as tcpdump does.
-    mutating func renderCutTCP(_ cut: CutTransportHeader, withAddresses: Bool, to output: inout PacketOutput) {
+    mutating func renderCutTCP(_ cut: CutTransportHeader, withAddresses: Bool, to output: inout TextOutput) {
         guard let segment = cut.fixedTCPHeader else {
             appendEndpoints(cut.source, cut.destination, withAddresses: withAddresses, to: &output)
             output.append(" [|tcp]")
@@ -34,7 +34,7 @@ extension PacketLineRenderer {
     }
 
     /// tcpdump's print-tcp.c line: flags, relative seq/ack, window, options, length, then any HTTP summary.
-    mutating func renderTCP(_ segment: TCPSegment, withAddresses: Bool, to output: inout PacketOutput) {
+    mutating func renderTCP(_ segment: TCPSegment, withAddresses: Bool, to output: inout TextOutput) {
         appendEndpoints(segment.source, segment.destination, withAddresses: withAddresses, to: &output)
         let length = segment.payloadLength
         if options.quiet {
@@ -119,7 +119,7 @@ extension PacketLineRenderer {
 
     /// print-tcp.c with -v: data on a RST (some stacks put a reason there), at most 30 bytes, as tcpdump's
     /// nd_printn shows bytes (`M-` for the high bit, `^` for control characters).
-    func appendResetData(_ payload: UnsafeRawBufferPointer, length: Int, to output: inout PacketOutput) {
+    func appendResetData(_ payload: UnsafeRawBufferPointer, length: Int, to output: inout TextOutput) {
         output.append(" [RST")
         if length > 30 { output.append("+") }
         output.append(" ")

@@ -3,7 +3,7 @@ import PacketDecoding
 extension PacketLineRenderer {
     /// Prints the options as tcpdump does. Returns false when the list was cut by the snap length (` [|tcp]`) or
     /// malformed (`[bad opt]`): tcpdump then ends the line there.
-    func appendTCPOptions(_ options: TCPOptionIterator, sackBase: UInt32, to output: inout PacketOutput) -> Bool {
+    func appendTCPOptions(_ options: TCPOptionIterator, sackBase: UInt32, to output: inout TextOutput) -> Bool {
         var first = true
         for option in options {
             if !first { output.append(",") }
@@ -97,7 +97,7 @@ extension PacketLineRenderer {
         return true
     }
 
-    func appendOptionName(_ kind: UInt8, to output: inout PacketOutput) {
+    func appendOptionName(_ kind: UInt8, to output: inout TextOutput) {
         switch kind {
         case 0: output.append("eol")
         case 1: output.append("nop")

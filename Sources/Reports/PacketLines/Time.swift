@@ -12,7 +12,7 @@ struct ClockCache {
 
 extension PacketLineRenderer {
     /// The timestamp as tcpdump's `-t` family prints it (print.c's ts_print).
-    mutating func appendTime(_ exactTime: Timestamp, to output: inout PacketOutput) {
+    mutating func appendTime(_ exactTime: Timestamp, to output: inout TextOutput) {
         var time = exactTime
         // At microsecond precision tcpdump reads times already cut to microseconds, deltas included.
         if !options.nanosecondTimestamps { time.nanoseconds = time.nanoseconds / 1000 * 1000 }
@@ -56,7 +56,7 @@ extension PacketLineRenderer {
         }
     }
 
-    private func appendClock(hour: Int, minute: Int, second: Int, to output: inout PacketOutput) {
+    private func appendClock(hour: Int, minute: Int, second: Int, to output: inout TextOutput) {
         output.append(decimal: hour, width: 2)
         output.append(UInt8(ascii: ":"))
         output.append(decimal: minute, width: 2)
@@ -64,7 +64,7 @@ extension PacketLineRenderer {
         output.append(decimal: second, width: 2)
     }
 
-    private func appendFraction(_ nanoseconds: Int32, to output: inout PacketOutput) {
+    private func appendFraction(_ nanoseconds: Int32, to output: inout TextOutput) {
         output.append(UInt8(ascii: "."))
         if options.nanosecondTimestamps {
             output.append(decimal: max(nanoseconds, 0), width: 9)

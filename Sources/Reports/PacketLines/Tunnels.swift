@@ -8,7 +8,7 @@ extension PacketLineRenderer {
     /// innermost header at `link.length`, the frame ending where the outer headers say the carried packet ends.
     /// Returns nil when the line is already complete (PPPoE discovery, a payload tcpdump does not look into, or the
     /// nesting limit); packets without outer layers come back unchanged.
-    func appendEncapsulation(of packet: DecodedPacket, to output: inout PacketOutput) -> DecodedPacket? {
+    func appendEncapsulation(of packet: DecodedPacket, to output: inout TextOutput) -> DecodedPacket? {
         let layers = packet.encapsulation
         guard !layers.isEmpty else { return packet }
         var index = 0
@@ -127,7 +127,7 @@ extension PacketLineRenderer {
     }
 
     /// The extension headers of a delivery IPv6 header, as tcpdump names them without -v.
-    private func appendExtensionNames(_ header: DeliveryIPHeader, to output: inout PacketOutput) {
+    private func appendExtensionNames(_ header: DeliveryIPHeader, to output: inout TextOutput) {
         for index in 0..<min(header.extensionCount, 4) {
             guard let ext = header.extension(at: index) else { break }
             switch ext.type {
@@ -154,7 +154,7 @@ extension PacketLineRenderer {
 
     /// `a > b: `, or `a.p > b.q: ` when a UDP tunnel follows (tcpdump prints the ports with the addresses).
     private func appendTunnelAddresses(_ source: IPAddress, _ destination: IPAddress, next: EncapsulationLayer?,
-                                       to output: inout PacketOutput) {
+                                       to output: inout TextOutput) {
         output.append(source)
         if case .udp(let udp) = next {
             output.append(UInt8(ascii: "."))
@@ -171,7 +171,7 @@ extension PacketLineRenderer {
 
     /// tcpdump's GRE line part; false when the line ends here (version 1 without payload, unknown version or payload).
     private func appendGRE(_ header: GREHeader, next: EncapsulationLayer?, packet: DecodedPacket,
-                           to output: inout PacketOutput) -> Bool {
+                           to output: inout TextOutput) -> Bool {
         output.append("GREv")
         output.append(decimal: header.version)
         switch header.version {
@@ -223,7 +223,7 @@ extension PacketLineRenderer {
 
     /// tcpdump's PPPoE part; false when the line ends here (discovery, or a PPP protocol that is not IP).
     private func appendPPPoE(_ header: PPPoEHeader, packet: DecodedPacket, isLast: Bool,
-                             to output: inout PacketOutput) -> Bool {
+                             to output: inout TextOutput) -> Bool {
         output.append("PPPoE ")
         switch header.code {
         case 0x00: break
@@ -282,7 +282,7 @@ extension PacketLineRenderer {
 
     /// Discovery tags, as tcpdump prints them: ` [Name]`, ` [Name "text"]` when mostly printable (at most 79
     /// characters), else ` [Name 0xHEX]`. Stops after the End-of-List tag or at the end of the declared payload.
-    private func appendPPPoETags(_ tags: UnsafeRawBufferPointer, declaredLength: Int, to output: inout PacketOutput) {
+    private func appendPPPoETags(_ tags: UnsafeRawBufferPointer, declaredLength: Int, to output: inout TextOutput) {
         var offset = 0
         let end = min(declaredLength, tags.count)
         var type: UInt16 = 0xffff
@@ -315,7 +315,7 @@ extension PacketLineRenderer {
         }
     }
 
-    private func appendPPPoETagName(_ type: UInt16, to output: inout PacketOutput) {
+    private func appendPPPoETagName(_ type: UInt16, to output: inout TextOutput) {
         switch type {
         case 0x0000: output.append("EOL")
         case 0x0101: output.append("Service-Name")
@@ -335,7 +335,7 @@ extension PacketLineRenderer {
     }
 
     /// `-e`: `, proto NAME (0xNNNN)`, tcpdump's name for a GRE or Geneve payload type.
-    private func appendTunnelProtocol(_ type: UInt16, to output: inout PacketOutput) {
+    private func appendTunnelProtocol(_ type: UInt16, to output: inout TextOutput) {
         output.append(", proto ")
         switch type {
         case 0x0800: output.append("IPv4")
@@ -353,7 +353,7 @@ extension PacketLineRenderer {
     }
 
     /// Lower-case hex without leading zeros, as printf's `%x`.
-    func appendHex(_ value: UInt32, to output: inout PacketOutput) {
+    func appendHex(_ value: UInt32, to output: inout TextOutput) {
         if value > 0xffff {
             output.append(hex: UInt16(value >> 16))
             let low = UInt16(value & 0xffff)

@@ -3,7 +3,7 @@ import PacketDecoding
 extension PacketLineRenderer {
     /// tcpdump's print-udp.c: DNS, DHCP and NTP by port, and for other ports `a.p > b.q: UDP, length N`.
     mutating func renderUDP(_ datagram: UDPDatagram, withAddresses: Bool, overIPv6: Bool,
-                            to output: inout PacketOutput) {
+                            to output: inout TextOutput) {
         appendEndpoints(datagram.source, datagram.destination, withAddresses: withAddresses, to: &output)
         // tcpdump checks UDP over IPv4 from -vv on (the checksum is optional there), over IPv6 from -v.
         if options.verbosity > (overIPv6 ? 0 : 1) { appendBracketedChecksum("udp", to: &output) }

@@ -5,7 +5,7 @@ import PacketDecoding
 extension PacketLineRenderer {
     /// print-ip.c with -v: `(tos 0x0, ttl 64, id 1, offset 0, flags [DF], proto TCP (6), length 60)` and a
     /// line break, after which the upper layer's line follows indented.
-    func appendVerboseIPv4(_ header: IPv4Header, to output: inout PacketOutput) {
+    func appendVerboseIPv4(_ header: IPv4Header, to output: inout TextOutput) {
         output.append("(tos 0x")
         output.append(hex: UInt16(header.typeOfService))
         switch header.typeOfService & 0x03 {
@@ -41,7 +41,7 @@ extension PacketLineRenderer {
     }
 
     /// print-ip6.c with -v: `(flowlabel 0x12345, hlim 64, next-header TCP (6) payload length: 40) `.
-    func appendVerboseIPv6(_ header: IPv6Header, to output: inout PacketOutput) {
+    func appendVerboseIPv6(_ header: IPv6Header, to output: inout TextOutput) {
         output.append("(")
         if header.trafficClass != 0 {
             output.append("class 0x")
@@ -67,7 +67,7 @@ extension PacketLineRenderer {
     }
 
     /// print-tcp.c's `, cksum 0x1234 (correct)` or `(incorrect -> 0x5678)`, where the whole segment was captured.
-    func appendTCPChecksum(to output: inout PacketOutput) {
+    func appendTCPChecksum(to output: inout TextOutput) {
         switch checksums.transport {
         case .correct(let stored)?:
             output.append(", cksum 0x")
@@ -86,7 +86,7 @@ extension PacketLineRenderer {
 
     /// print-udp.c and print-icmp6.c's verdict before the message: `[udp sum ok] `, `[bad udp cksum 0x1 -> 0x2!] `,
     /// `[no cksum] ` (`protocolName` is `udp` or `icmp6`).
-    func appendBracketedChecksum(_ protocolName: StaticString, to output: inout PacketOutput) {
+    func appendBracketedChecksum(_ protocolName: StaticString, to output: inout TextOutput) {
         if checksums.udpChecksumAbsent {
             output.append("[no cksum] ")
             return
@@ -109,12 +109,12 @@ extension PacketLineRenderer {
         }
     }
 
-    func appendHex4(_ value: UInt16, to output: inout PacketOutput) {
+    func appendHex4(_ value: UInt16, to output: inout TextOutput) {
         appendHex(UInt32(value), digits: 4, to: &output)
     }
 
     /// Lower-case hex, zero-padded to `digits` (printf's `%0Nx`).
-    func appendHex(_ value: UInt32, digits: Int, to output: inout PacketOutput) {
+    func appendHex(_ value: UInt32, digits: Int, to output: inout TextOutput) {
         for shift in stride(from: 4 * (digits - 1), through: 0, by: -4) {
             let nibble = UInt8(truncatingIfNeeded: value >> UInt32(shift)) & 0xf
             output.append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
@@ -122,7 +122,7 @@ extension PacketLineRenderer {
     }
 
     /// tcpdump's bittok2str: the names of the set flags, comma-separated, or `none`.
-    func appendFlagNames(_ flags: [(Bool, StaticString)], to output: inout PacketOutput) {
+    func appendFlagNames(_ flags: [(Bool, StaticString)], to output: inout TextOutput) {
         var any = false
         for (set, name) in flags where set {
             if any { output.append(", ") }
@@ -132,7 +132,7 @@ extension PacketLineRenderer {
         if !any { output.append("none") }
     }
 
-    func appendIPProtocolName(_ number: UInt8, to output: inout PacketOutput) {
+    func appendIPProtocolName(_ number: UInt8, to output: inout TextOutput) {
         switch number {
         case 0: output.append("Options")
         case 1: output.append("ICMP")

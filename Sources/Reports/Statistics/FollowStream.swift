@@ -22,7 +22,7 @@ public struct FollowStreamWriter: StreamConsumer {
     /// Node 0: the sender of the connection's first packet (tshark's choice); node 1 is the other end.
     public let node0: Endpoint
     public let node1: Endpoint
-    public private(set) var output: PacketOutput
+    public private(set) var output: TextOutput
     /// Bytes delivered and missing, per node.
     public private(set) var bytes: (Int, Int) = (0, 0)
     public private(set) var missing: (Int, Int) = (0, 0)
@@ -30,7 +30,7 @@ public struct FollowStreamWriter: StreamConsumer {
     private var clientIsNode1 = false
     private var offsets: (Int, Int) = (0, 0)
 
-    public init(format: FollowFormat, node0: Endpoint, node1: Endpoint, output: PacketOutput) {
+    public init(format: FollowFormat, node0: Endpoint, node1: Endpoint, output: TextOutput) {
         self.format = format
         self.node0 = node0
         self.node1 = node1
@@ -98,7 +98,7 @@ public struct FollowStreamWriter: StreamConsumer {
             for byte in data { output.append(hexByte: byte) }
             output.append(UInt8(ascii: "\n"))
         }
-        flushIfLarge()
+        output.flushIfFull()
     }
 
     /// tshark's follow hex dump: 8 hex digits of offset (upper case), 16 bytes in two groups of 8, then the
@@ -127,7 +127,7 @@ public struct FollowStreamWriter: StreamConsumer {
                 if i - start == 7 { output.append(UInt8(ascii: " ")) }
             }
             // tshark drops one trailing space: the one after the eighth byte, or a space byte that ends the line.
-            if output.bytes.last == UInt8(ascii: " ") { output.removeLast() }
+            if output.last == UInt8(ascii: " ") { output.removeLast() }
             output.append(UInt8(ascii: "\n"))
             offset += 16
             start = end
@@ -148,8 +148,4 @@ public struct FollowStreamWriter: StreamConsumer {
                                      at time: Timestamp) {}
     public mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp) {}
     public mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {}
-
-    private mutating func flushIfLarge() {
-        if output.bytes.count >= output.flushThreshold { _ = output.flush() }
-    }
 }

@@ -22,7 +22,7 @@ enum Printed {
 
     /// The line `renderer` prints for `packet` (no timestamp), without the newline.
     static func line(_ packet: DecodedPacket, renderer: inout PacketLineRenderer) -> String {
-        var output = PacketOutput(fileDescriptor: -1)
+        var output = TextOutput(fileDescriptor: -1)
         renderer.options.showTimestamp = false
         renderer.render(packet, frame: UnsafeRawBufferPointer(start: nil, count: 0), to: &output)
         return String(decoding: output.bytes.dropLast(), as: UTF8.self)
@@ -34,8 +34,8 @@ enum Printed {
     }
 
     /// What one printer function appends.
-    static func text(_ body: (inout PacketOutput) -> Void) -> String {
-        var output = PacketOutput(fileDescriptor: -1)
+    static func text(_ body: (inout TextOutput) -> Void) -> String {
+        var output = TextOutput(fileDescriptor: -1)
         body(&output)
         return String(decoding: output.bytes, as: UTF8.self)
     }

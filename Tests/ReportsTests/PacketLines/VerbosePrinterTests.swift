@@ -29,7 +29,7 @@ import Testing
             var renderer = PacketLineRenderer()
             renderer.options.showTimestamp = false
             renderer.options.verbosity = verbosity
-            var output = PacketOutput(fileDescriptor: -1)
+            var output = TextOutput(fileDescriptor: -1)
             renderer.render(packet, frame: bytes, to: &output)
             return String(decoding: output.bytes.dropLast(), as: UTF8.self)
         }

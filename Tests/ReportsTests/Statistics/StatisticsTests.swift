@@ -116,7 +116,7 @@ private func at(_ ms: Int) -> Timestamp { Timestamp(seconds: 1_000 + Int64(ms / 
     func written(_ format: FollowFormat, _ body: (inout FollowStreamWriter) -> Void) throws -> String {
         let pipe = Pipe()
         var writer = FollowStreamWriter(format: format, node0: client, node1: server,
-                                        output: PacketOutput(fileDescriptor: pipe.fileHandleForWriting.fileDescriptor))
+                                        output: TextOutput(fileDescriptor: pipe.fileHandleForWriting.fileDescriptor))
         writer.writeHeader(filter: FollowStreamWriter.filter(index: 0))
         writer.connectionOpened(ConnectionID(1), client: client, server: server, at: at(0))
         body(&writer)
