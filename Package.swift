@@ -99,6 +99,8 @@ let package = Package(
         ),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "HTTPDecoding", "TestSupport"]),
         .testTarget(name: "CaptureCLITests", dependencies: ["TestSupport"]),
+        // The capture executable's own types (its quick argument path against swift-argument-parser's).
+        .testTarget(name: "CaptureCommandTests", dependencies: ["capture"]),
         .testTarget(name: "CaptureNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "LinkConditionerTests", dependencies: ["LinkConditioner", "Sandbox", "TestSupport"]),
         .testTarget(name: "ConditionerNamespaceTests", dependencies: ["LinkConditioner", "TestSupport"]),

@@ -91,8 +91,11 @@ struct CaptureCommand: ParsableCommand {
     var listInterfaces = false
 
     /// tcpdump users write `-c10` and `-ieth0`; ArgumentParser wants `-c 10`. Split those before parsing.
+    /// The everyday `-r FILE` forms skip the parser (QuickArguments), for start-up time.
     static func main() {
-        main(CommandArguments.split(Array(CommandLine.arguments.dropFirst()), normalizing: normalizedArguments))
+        let arguments = CommandArguments.split(Array(CommandLine.arguments.dropFirst()), normalizing: normalizedArguments)
+        guard let command = QuickArguments.command(arguments) else { return main(arguments) }
+        do { try command.run() } catch { exit(withError: error) }
     }
 
     static func normalizedArguments(_ arguments: [String]) -> [String] {
