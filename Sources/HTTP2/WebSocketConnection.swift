@@ -21,9 +21,11 @@ final class WebSocketConnection: ConnectionTakeover {
         let keep = max(context.limits.bodyKeepBytes, 1024)
         directions = [
             DirectionDecoder(direction: .clientToServer, deflate: deflate,
-                             contextTakeover: !extensions.contains("client_no_context_takeover"), keepBytes: keep, limits: limits),
+                             contextTakeover: !extensions.contains("client_no_context_takeover"), keepBytes: keep,
+                             hashing: context.limits.hashBodies, limits: limits),
             DirectionDecoder(direction: .serverToClient, deflate: deflate,
-                             contextTakeover: !extensions.contains("server_no_context_takeover"), keepBytes: keep, limits: limits),
+                             contextTakeover: !extensions.contains("server_no_context_takeover"), keepBytes: keep,
+                             hashing: context.limits.hashBodies, limits: limits),
         ]
     }
 
@@ -92,6 +94,8 @@ struct DirectionDecoder {
     let direction: StreamDirection
     private let inflater: MessageInflater?
     private let keepBytes: Int
+    /// Whether messages get their SHA-256 (HTTPDecoderLimits.hashBodies).
+    private let hashing: Bool
     private let limits: HTTP2Limits
     private var header: [UInt8] = []
     private var payloadLeft = 0
@@ -104,10 +108,12 @@ struct DirectionDecoder {
     private var lost = false
     private var unmasked: [UInt8] = []
 
-    init(direction: StreamDirection, deflate: Bool, contextTakeover: Bool, keepBytes: Int, limits: HTTP2Limits) {
+    init(direction: StreamDirection, deflate: Bool, contextTakeover: Bool, keepBytes: Int, hashing: Bool = true,
+         limits: HTTP2Limits) {
         self.direction = direction
         inflater = deflate ? MessageInflater(contextTakeover: contextTakeover) : nil
         self.keepBytes = keepBytes
+        self.hashing = hashing
         self.limits = limits
     }
 
@@ -218,7 +224,7 @@ struct DirectionDecoder {
             return
         }
         assembly.size += bytes.count
-        assembly.hash.update(bytes)
+        if hashing { assembly.hash.update(bytes) }
         let room = max(keepBytes, assembly.opcode >= 8 ? 125 : 0) - assembly.kept.count
         if room > 0 { assembly.kept.append(contentsOf: bytes.prefix(room)) }
     }
@@ -262,7 +268,7 @@ struct DirectionDecoder {
             reason = String(decoding: assembly.kept[2...], as: UTF8.self)
         }
         return Finished(direction: direction, kind: kind, opcode: assembly.opcode, size: assembly.size,
-                        sha256: assembly.hash.hexDigest(), kept: assembly.kept, frames: assembly.frames,
+                        sha256: hashing ? assembly.hash.hexDigest() : "", kept: assembly.kept, frames: assembly.frames,
                         compressed: assembly.compressed, closeCode: code, closeReason: reason, time: assembly.time,
                         warnings: assembly.warnings)
     }

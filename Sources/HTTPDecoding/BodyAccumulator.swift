@@ -29,7 +29,10 @@ package final class BodyAccumulator {
     }
     /// SHA-256 of no bytes, computed once.
     private static let emptyDigest = SHA256().finishHexDigest()
-    private var decodedDigest: String { decodedHasher?.finishHexDigest() ?? Self.emptyDigest }
+    private var decodedDigest: String {
+        guard limits.hashBodies else { return "" }
+        return decodedHasher?.finishHexDigest() ?? Self.emptyDigest
+    }
     private var decodedSize = 0
     private var decodedKept: [UInt8] = []
     private var stageFailure: DecodeFailure?
@@ -77,7 +80,7 @@ package final class BodyAccumulator {
         if keepsRawSeparately {
             let before = transferSize - bytes.count
             keep(bytes, in: &rawKept)
-            if transferSize > rawKept.count {
+            if transferSize > rawKept.count && limits.hashBodies {
                 hashKeptRaw()
                 // What of this piece rawKept did not take.
                 let skip = max(0, rawKept.count - before)
@@ -122,8 +125,12 @@ package final class BodyAccumulator {
                             keptIsPartial: decodedKept.count < decodedSize, contentType: contentType)
         }
         if keepsRawSeparately {
-            hashKeptRaw()
-            return HTTPBody(size: transferSize, sha256: rawHash.finishHexDigest(), encoding: [], transferSize: transferSize,
+            var digest = ""
+            if limits.hashBodies {
+                hashKeptRaw()
+                digest = rawHash.finishHexDigest()
+            }
+            return HTTPBody(size: transferSize, sha256: digest, encoding: [], transferSize: transferSize,
                             kept: rawKept, keptIsPartial: rawKept.count < transferSize, contentType: contentType)
         }
         return HTTPBody(size: decodedSize, sha256: decodedDigest, encoding: [], transferSize: transferSize,
@@ -179,7 +186,7 @@ package final class BodyAccumulator {
 
     private func emitDecoded(_ bytes: UnsafeRawBufferPointer) {
         decodedSize += bytes.count
-        decodedHash.update(bytes)
+        if limits.hashBodies { decodedHash.update(bytes) }
         keep(bytes, in: &decodedKept)
     }
 

@@ -8,6 +8,10 @@ public struct HTTPDecoderLimits: Sendable, Hashable {
     /// Decoded body bytes kept per message for display and HAR (default 64 KiB). Size and SHA-256 always cover
     /// the whole body regardless.
     public var bodyKeepBytes = 64 * 1024
+    /// Whether bodies get their SHA-256 (`HTTPBody.sha256`, WebSocket messages' too). Only the JSON view shows it;
+    /// hashing is about a third of the HTTP path's CPU time on a browsing capture, so the text view, HAR and
+    /// --stats turn it off and `sha256` is then empty (default true).
+    public var hashBodies = true
     /// Decoded bytes produced per body before decoding stops, against decompression bombs (default 1 GiB).
     public var maxDecodedBodyBytes = 1 << 30
     /// Bytes all content decoders together may produce over one capture (default 4 GiB): past it bodies are kept

@@ -20,6 +20,8 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
         var limits = HTTPDecoderLimits()
         // Keep decoded bytes only for what will show them: -v up to --body-limit, HAR up to 1 MiB per body.
         limits.bodyKeepBytes = max(http.verbose && !output.json ? http.bodyLimit : 0, http.harFile != nil ? 1 << 20 : 0)
+        // Body hashes are shown only in JSON.
+        limits.hashBodies = output.json
         let show: (SinkCall) -> Void = { call in
             switch call {
             case .event(let event): sink.handle(event)

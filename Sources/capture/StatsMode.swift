@@ -22,6 +22,7 @@ func runStatsMode(handle: CaptureHandle, source: SourceOptions, json: Bool, keys
     let box = StatisticsBox(TrafficStatistics())
     var limits = HTTPDecoderLimits()
     limits.bodyKeepBytes = 0
+    limits.hashBodies = false  // the tables count sizes; no body hash is shown
     var tlsLimits = TLSDecryptionLimits()
     if let keys, !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
     // With a key log, TLS inside CONNECT tunnels is decrypted too, as in --http.

@@ -28,6 +28,33 @@ struct ContentDecodingTests {
         }
     }
 
+    /// Views that show no hash (text, HAR, --stats) turn hashing off: sizes and decoding are unchanged, sha256 empty,
+    /// for decoded bodies, bodies kept as received and bodies longer than what is kept.
+    @Test func bodiesAreNotHashedWhenNothingShowsTheHash() throws {
+        let compressed = try compress(Self.body, with: "gzip")
+        var c = Conversation()
+        c.client("POST /up HTTP/1.1\r\nContent-Length: \(Self.body.count)\r\n\r\n")
+        c.client(Self.body)
+        c.server("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(compressed.count)\r\n\r\n")
+        c.server(compressed)
+        c.client("GET /raw HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 9\r\n\r\nnot gzip!")
+        var limits = HTTPDecoderLimits()
+        limits.hashBodies = false
+        let exchanges = c.exchanges(pieceSize: 1461, limits: limits)
+        try #require(exchanges.count == 2)
+        let request = try #require(exchanges[0].request?.body), response = try #require(exchanges[0].response?.body)
+        #expect(request.size == Self.body.count && request.sha256 == "")
+        #expect(response.size == Self.body.count && response.encoding == ["gzip"] && response.sha256 == "")
+        let raw = try #require(exchanges[1].response?.body)
+        #expect(raw.size == 9 && raw.encoding == [] && raw.sha256 == "")
+        // The default still hashes every one of them.
+        let hashed = c.exchanges(pieceSize: 1461)
+        #expect(hashed[0].request?.body.sha256 == SHA256.hexDigest(of: Self.body))
+        #expect(hashed[0].response?.body.sha256 == SHA256.hexDigest(of: Self.body))
+        #expect(hashed[1].response?.body.sha256 == SHA256.hexDigest(of: Array("not gzip!".utf8)))
+    }
+
     @Test func chunkedGzipWithTwoCodings() throws {
         let inner = try compress(Self.body, with: "gzip")
         let outer = try compress(inner, with: "br")
