@@ -47,8 +47,9 @@ struct TLSOptions: ParsableArguments {
             return nil
         }
         if live && !FileManager.default.fileExists(atPath: path) {
-            // A program about to start will create it; follow it from empty.
-            FileManager.default.createFile(atPath: path, contents: nil)
+            // A program about to start will create it; follow it from empty. If it cannot be created, opening it
+            // below says so.
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
         }
         var warnings: [TLSKeyLog.Warning] = []
         let source: TLSKeySource

@@ -12,8 +12,11 @@ private let manifestURL = TestEnvironment.fixtures.appendingPathComponent("manif
        .enabled(if: FileManager.default.isExecutableFile(atPath: TestEnvironment.executable("capture").path),
                 "needs the capture binary: run swift build first"))
 struct FixtureManifestConformanceTests {
-    static var fixtures: [[String: Any]] {
-        guard let data = try? Data(contentsOf: manifestURL),
+    static var fixtures: [[String: Any]] { manifestFixtures(manifestURL) }
+
+    /// The `fixtures` list of a manifest file (empty when it is missing or unreadable; the suites say so).
+    static func manifestFixtures(_ url: URL) -> [[String: Any]] {
+        guard let data = try? Data(contentsOf: url),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let list = object["fixtures"] as? [[String: Any]] else { return [] }
         return list

@@ -13,12 +13,7 @@ private let robustManifestURL = TestEnvironment.fixtures.appendingPathComponent(
        .enabled(if: FileManager.default.isExecutableFile(atPath: TestEnvironment.executable("capture").path),
                 "needs the capture binary: run swift build first"))
 struct ReorderedCaptureTests {
-    static var fixtures: [[String: Any]] {
-        guard let data = try? Data(contentsOf: robustManifestURL),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let list = object["fixtures"] as? [[String: Any]] else { return [] }
-        return list
-    }
+    static var fixtures: [[String: Any]] { FixtureManifestConformanceTests.manifestFixtures(robustManifestURL) }
 
     static let files: [String] = fixtures.compactMap { $0["file"] as? String }
 
