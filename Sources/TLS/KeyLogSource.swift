@@ -52,7 +52,8 @@ public final class TLSKeySource {
     }
 
     /// Lets the next lookup read the file again even if the last look was just now (a connection is closing: last chance).
-    func allowImmediateRecheck() { lastCheck = 0 }
+    /// A file read once has nothing to recheck (and is then shared by two decoding threads: nothing is written).
+    func allowImmediateRecheck() { if path != nil { lastCheck = 0 } }
 
     /// Whether the file is followed for new lines.
     public var follows: Bool { path != nil }

@@ -11,8 +11,8 @@ import PacketDecoding
 /// are independent of each other in the decoders; the one thing they share is the per-capture decoded-bytes
 /// budget (`HTTPDecoderLimits.maxDecodedBytesPerCapture`), which each thread's decoder counts on its own.
 struct ConnectionSplitter<Consumer: StreamConsumer>: StreamConsumer {
-    /// The reader's own decoder; nil when every connection goes to the worker (TLS decryption, whose key log is
-    /// one mutable state for all connections).
+    /// The reader's own decoder; nil when every connection goes to the worker (TLS decryption with a followed key
+    /// log, which grows as it is re-read: one mutable state for all connections).
     var local: Consumer?
     /// Its batch takes the worker's connections while `pipelineRunning`. Not optional, so routing an event does
     /// not retain and release it (that was 1% of the CPU time).

@@ -44,11 +44,14 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
                             label: { quicLabeler.inspect($0, at: $1) }, show: show)
         if let keys {
             // TLS first: decrypted application data reaches the HTTP decoder as if it were cleartext.
-            var consumer = TLSDecryptingConsumer(keys: keys, limits: tlsLimits, inner: makeDecoder(show)) {
-                show(.tls($0))
+            func makeConsumer(_ deliver: @escaping (SinkCall) -> Void) -> TLSDecryptingConsumer<HTTPStreamDecoder> {
+                TLSDecryptingConsumer(keys: keys, limits: tlsLimits, inner: makeDecoder(deliver)) { deliver(.tls($0)) }
             }
-            // One key log for every connection: all of them are decoded on one thread.
-            try loop.run(consumer: &consumer, local: nil) {
+            var consumer = makeConsumer(show)
+            // A key log read once is only looked up from here on, so both threads can decode connections with it;
+            // a followed one grows as it is re-read, so then every connection stays on the worker.
+            let route = SinkRoute(sink: show)
+            try loop.run(consumer: &consumer, local: keys.follows ? nil : (makeConsumer(route.deliver), route)) {
                 $0.reportKeyLogWarnings(at: $1)
                 $0.inner.flush(at: $1)
             }
