@@ -21,16 +21,27 @@ final class RecordCipher: @unchecked Sendable {
     private let context: OpaquePointer
     let algorithm: Algorithm
 
+    /// libcrypto's cipher implementations, fetched once (a global is initialised once, thread-safely). The legacy
+    /// `EVP_aes_128_gcm()` objects make OpenSSL 3 look the implementation up by name at every key set-up.
+    private struct Fetched: @unchecked Sendable {
+        let aes128GCM = EVP_CIPHER_fetch(nil, "AES-128-GCM", nil)
+        let aes256GCM = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
+        let chaCha20Poly1305 = EVP_CIPHER_fetch(nil, "ChaCha20-Poly1305", nil)
+        let aes128CBC = EVP_CIPHER_fetch(nil, "AES-128-CBC", nil)
+        let aes256CBC = EVP_CIPHER_fetch(nil, "AES-256-CBC", nil)
+    }
+    private static let ciphers = Fetched()
+
     /// Nil when libcrypto refuses the key (a wrong length) or cannot make a context.
     init?(_ algorithm: Algorithm, key: [UInt8]) {
         let cipher: OpaquePointer?
         switch algorithm {
         case .aesGCM(let length):
-            cipher = length == 16 ? EVP_aes_128_gcm() : length == 32 ? EVP_aes_256_gcm() : nil
+            cipher = length == 16 ? Self.ciphers.aes128GCM : length == 32 ? Self.ciphers.aes256GCM : nil
         case .chaCha20Poly1305:
-            cipher = EVP_chacha20_poly1305()
+            cipher = Self.ciphers.chaCha20Poly1305
         case .aesCBC(let length):
-            cipher = length == 16 ? EVP_aes_128_cbc() : length == 32 ? EVP_aes_256_cbc() : nil
+            cipher = length == 16 ? Self.ciphers.aes128CBC : length == 32 ? Self.ciphers.aes256CBC : nil
         }
         guard let cipher, key.count == Int(EVP_CIPHER_get_key_length(cipher)),
               let context = EVP_CIPHER_CTX_new() else { return nil }
