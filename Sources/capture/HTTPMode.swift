@@ -29,12 +29,10 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
             }
         }
         // With a key log, TLS inside CONNECT tunnels is decrypted too.
-        var tlsLimits = TLSDecryptionLimits()
-        if let keys, !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
+        let tlsLimits = TLSDecryptionLimits(for: keys)
         func makeDecoder(_ deliver: @escaping (SinkCall) -> Void) -> HTTPStreamDecoder {
-            let base = HTTP2Takeover().factory
-            let takeover = keys.map { TunnelDecryptor.factory(base: base, keys: $0, limits: tlsLimits) { deliver(.tls($0)) } }
-            return HTTPStreamDecoder(limits: limits, takeover: takeover ?? base) { deliver(.event($0)) }
+            let takeover = TunnelDecryptor.takeover(keys: keys, limits: tlsLimits) { deliver(.tls($0)) }
+            return HTTPStreamDecoder(limits: limits, takeover: takeover) { deliver(.event($0)) }
         }
         // QUIC Initials on UDP 443 are labelled (HTTP/3 is not decoded): on the reading thread, shown in order with
         // the exchanges.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import FlowReassembly
 import Foundation
-import HTTP2
 import HTTPDecoding
 import PacketCapture
 import PacketDecoding
@@ -23,12 +22,10 @@ func runStatsMode(handle: CaptureHandle, source: SourceOptions, json: Bool, keys
     var limits = HTTPDecoderLimits()
     limits.bodyKeepBytes = 0
     limits.hashBodies = false  // the tables count sizes; no body hash is shown
-    var tlsLimits = TLSDecryptionLimits()
-    if let keys, !keys.follows { tlsLimits.maxHeldBytesPerConnection = 0 }
+    let tlsLimits = TLSDecryptionLimits(for: keys)
     // With a key log, TLS inside CONNECT tunnels is decrypted too, as in --http.
-    let base = HTTP2Takeover().factory
-    let takeover = keys.map { TunnelDecryptor.factory(base: base, keys: $0, limits: tlsLimits) { _ in } }
-    let http = HTTPStreamDecoder(limits: limits, takeover: takeover ?? base) { event in
+    let takeover = TunnelDecryptor.takeover(keys: keys, limits: tlsLimits) { _ in }
+    let http = HTTPStreamDecoder(limits: limits, takeover: takeover) { event in
         if case .exchange(let exchange) = event { box.stats.add(exchange) }
     }
     /// Counts every packet and feeds TCP through `consumer`; returns the error that ended reading early.

@@ -14,11 +14,14 @@ final class TunnelDecryptor: ConnectionTakeover {
     private var consumer: TLSDecryptingConsumer<HTTPStreamDecoder>
     private var opened = false
 
-    /// A factory that adds tunnel decryption to `base` (the HTTP/2 and WebSocket takeovers). Tunnels inside a
-    /// tunnel are not decrypted again: the inner decoders get `base` alone.
-    static func factory(base: @escaping TakeoverFactory, keys: TLSKeySource, limits: TLSDecryptionLimits,
-                        onSession: @escaping (TLSSessionFacts) -> Void) -> TakeoverFactory {
-        { context, trigger in
+    /// The takeover for an HTTP decoder (`--http`, `--stats`): HTTP/2 and WebSocket, and with a key log the TLS
+    /// inside CONNECT tunnels. Tunnels inside a tunnel are not decrypted again: the inner decoders get the HTTP/2
+    /// and WebSocket takeovers alone.
+    static func takeover(keys: TLSKeySource?, limits: TLSDecryptionLimits,
+                         onSession: @escaping (TLSSessionFacts) -> Void) -> TakeoverFactory {
+        let base = HTTP2Takeover().factory
+        guard let keys else { return base }
+        return { context, trigger in
             guard case .tunnel = trigger else { return base(context, trigger) }
             return TunnelDecryptor(context: context, base: base, keys: keys, limits: limits, onSession: onSession)
         }
@@ -55,5 +58,14 @@ final class TunnelDecryptor: ConnectionTakeover {
     func close(at time: Timestamp) {
         guard opened else { return }
         consumer.connectionClosed(context.connection, at: time)
+    }
+}
+
+extension TLSDecryptionLimits {
+    /// The limits for `keys`: a key log read once already holds every key it ever will, so no record is held back
+    /// waiting for one; a followed one may gain the key later.
+    init(for keys: TLSKeySource?) {
+        self.init()
+        if let keys, !keys.follows { maxHeldBytesPerConnection = 0 }
     }
 }
