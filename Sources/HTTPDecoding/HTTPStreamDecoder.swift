@@ -418,8 +418,6 @@ final class HTTPConnection: MessageParserDelegate {
         sink.emit(.notice(ConnectionNotice(connection: id, client: client, server: server, kind: kind, time: time)))
     }
 
-    /// Hands the connection to the takeover decoder, if one is plugged in and wants it; from then on every byte
-    /// (including the rest of the segment that triggered it and bytes held for an upgrade) goes to it.
     /// The plugged-in decoder for `trigger`, if any (not yet given the connection's bytes).
     private func makeTakeover(_ trigger: TakeoverTrigger) -> ConnectionTakeover? {
         guard let takeoverFactory else { return nil }
@@ -428,6 +426,8 @@ final class HTTPConnection: MessageParserDelegate {
         return takeoverFactory(context, trigger)
     }
 
+    /// Hands the connection to the takeover decoder, if one is plugged in and wants it; from then on every byte
+    /// (including the rest of the segment that triggered it and bytes held for an upgrade) goes to it.
     private func startTakeover(_ trigger: TakeoverTrigger) -> ConnectionTakeover? {
         guard takeover == nil, let decoder = makeTakeover(trigger) else { return nil }
         takeover = decoder

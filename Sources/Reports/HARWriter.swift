@@ -11,13 +11,12 @@ public final class HARWriter {
 
     public let path: String
     private var output: TextOutput
-    private let descriptor: Int32
     private var entries = 0
     private var finished = false
 
     public init(path: String, creatorVersion: String = "0.1") throws(WriteError) {
         self.path = path
-        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw WriteError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
         }
@@ -46,7 +45,7 @@ public final class HARWriter {
         finished = true
         output.append("\n]}}\n")
         output.flush()
-        close(descriptor)
+        close(output.fileDescriptor)
         if output.writeFailed {
             throw WriteError(description: "cannot write \(path): \(String(cString: strerror(output.writeError)))")
         }

@@ -201,7 +201,7 @@ public struct TextOutput {
     /// Ends a line and flushes if enough is pending.
     public mutating func endLine() {
         append(10)
-        if count >= flushThreshold { flush() }
+        flushIfFull()
     }
 
     /// Flushes if at least `flushThreshold` bytes are pending.

@@ -139,8 +139,9 @@ public enum ProcessSpawner {
     }
 
     /// For a child started with `.pipe` for all three streams: writes `input` to its standard input, closes it, and
-    /// collects its output until it exits. Streams that are not pipes are skipped (`run` finishes this way too). A child that is gone before reading everything costs no SIGPIPE here
-    /// (blocked while writing, and a pending one taken back): the write just stops.
+    /// collects its output until it exits. Streams that are not pipes are skipped (`run` finishes this way too).
+    /// A child that is gone before reading everything costs no SIGPIPE here (blocked while writing, and a pending
+    /// one taken back): the write just stops.
     public static func finish(_ child: SpawnedProcess, input: [UInt8]) throws(SystemCallError)
         -> (status: ExitStatus, stdout: [UInt8], stderr: [UInt8]) {
         if let fd = child.stdin {

@@ -246,6 +246,11 @@ final class HTTPOutputSink {
             FileHandle.standardError.write(Data(HTTPTextRenderer(options: HTTPTextRenderer.Options())
                 .render(warning: message, time: time).utf8))
         }
+        flushAsDue()
+    }
+
+    /// Writes what is pending when a person is watching or enough has gathered; a closed output stops the capture.
+    private func flushAsDue() {
         if flushEachExchange { text.flush() } else { text.flushIfFull() }
         if text.writeFailed { handle.stop() }
     }
@@ -258,8 +263,7 @@ final class HTTPOutputSink {
         } else {
             text.append(renderer.render(session))
         }
-        if flushEachExchange { text.flush() } else { text.flushIfFull() }
-        if text.writeFailed { handle.stop() }
+        flushAsDue()
     }
 
     private func matchesHost(serverName: String?) -> Bool {
