@@ -7,6 +7,10 @@ let staticSwiftRuntime = [
     "-l_FoundationCShims", "-l_FoundationCollections",
 ]
 
+/// Release builds let generic code in one module be specialised in another (the reassembly batch, the stream
+/// consumers): unspecialised, every call looked up generic metadata at run time.
+let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+
 let package = Package(
     name: "TapKit",
     platforms: [.macOS(.v14)],
@@ -33,10 +37,10 @@ let package = Package(
             name: "CCompression",
             providers: [.apt(["zlib1g-dev", "libisal-dev", "libbrotli-dev", "libzstd-dev", "libssl-dev"])]
         ),
-        .target(name: "PacketDecoding"),
-        .target(name: "PacketCapture", dependencies: ["CPcap", "PacketDecoding"]),
-        .target(name: "FlowReassembly", dependencies: ["PacketDecoding"]),
-        .target(name: "HTTPDecoding", dependencies: ["CCompression", "FlowReassembly", "PacketDecoding"]),
+        .target(name: "PacketDecoding", swiftSettings: crossModule),
+        .target(name: "PacketCapture", dependencies: ["CPcap", "PacketDecoding"], swiftSettings: crossModule),
+        .target(name: "FlowReassembly", dependencies: ["PacketDecoding"], swiftSettings: crossModule),
+        .target(name: "HTTPDecoding", dependencies: ["CCompression", "FlowReassembly", "PacketDecoding"], swiftSettings: crossModule),
         // TLS key logs, record layer and decryption: key derivation and MACs from swift-crypto, record ciphers from
         // libcrypto's EVP (keyed once per key, not per record; see RecordCipher).
         .target(
@@ -44,9 +48,10 @@ let package = Package(
             dependencies: [
                 "CCompression", "FlowReassembly", "PacketDecoding",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: crossModule
         ),
-        .target(name: "Reports", dependencies: ["FlowReassembly", "HTTPDecoding", "PacketDecoding", "TLS"]),
+        .target(name: "Reports", dependencies: ["FlowReassembly", "HTTPDecoding", "PacketDecoding", "TLS"], swiftSettings: crossModule),
         // HTTP/2 frames, HPACK, streams as exchanges; WebSocket after a 101; gRPC framing; QUIC Initial labels.
         .target(
             name: "HTTP2",
@@ -56,7 +61,8 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: crossModule
         ),
         // Spawning, waiting, signals, file locks and errno-typed errors: the OS plumbing, in one place.
         .target(name: "SystemSupport"),
