@@ -122,7 +122,7 @@ struct LinkLayerTests {
         let fixture = try PcapFixture.publicFixture("tcpdump_LINKTYPE_RAW_ipv4.pcap")
         let frame = family + fixture.records[0].bytes
         let decoder = try PacketDecoder(linkType: linkType)
-        try frame.withUnsafeBytes { raw in
+        frame.withUnsafeBytes { raw in
             let packet = decoder.decode(raw, timestamp: fixture.records[0].timestamp, originalLength: frame.count)
             #expect(packet.link.kind == .loopback)
             #expect(packet.link.length == 4)

@@ -71,7 +71,7 @@ struct NetworkLayerTests {
         bytes[2] = UInt8(total >> 8)
         bytes[3] = UInt8(total & 0xff)
         let decoder = try PacketDecoder(linkType: .raw)
-        try bytes.withUnsafeBytes { raw in
+        bytes.withUnsafeBytes { raw in
             let packet = decoder.decode(raw, timestamp: original.timestamp, originalLength: total)
             guard case .ipv4(let header) = packet.network else { Issue.record("not IPv4"); return }
             #expect(header.optionsLength == 4)
