@@ -51,8 +51,8 @@ enum HTTPHeadParser {
         var anomalies: [String] = []
         var isHTTP09 = false
         var sawBareLF = false
-        var fields: [(name: String, value: String)] = []
-        fields.reserveCapacity(16)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(bytes: buffer.count, fields: 16)
         let base = head.startIndex
         let count = buffer.count
         var lineStart = 0
@@ -88,14 +88,14 @@ enum HTTPHeadParser {
             let lead = buffer[line.lowerBound]
             if lead == space || lead == tab {
                 // Obsolete line folding: a continuation of the previous field's value.
-                guard !fields.isEmpty else {
+                guard !headers.isEmpty else {
                     anomalies.append("header continuation line before any header ignored: \"\(shown())\"")
                     continue
                 }
                 if !anomalies.contains(where: { $0.hasPrefix("obsolete line folding") }) {
                     anomalies.append("obsolete line folding (a header value continued on the next line)")
                 }
-                fields[fields.count - 1].value += " " + text(buffer, trimmed(buffer, line))
+                headers.continueLastValue(wire: raw(buffer, trimmed(buffer, line)))
                 continue
             }
             var colonIndex = line.lowerBound
@@ -113,13 +113,13 @@ enum HTTPHeadParser {
             if name.isEmpty || name.contains(where: { !isTokenByte(buffer[$0]) }) {
                 anomalies.append("invalid header name \"\(preview(head[(base + name.lowerBound)..<(base + name.upperBound)]))\"")
             }
-            fields.append((text(buffer, name), text(buffer, trimmed(buffer, (colonIndex + 1)..<line.upperBound))))
+            headers.append(wireName: raw(buffer, name), value: raw(buffer, trimmed(buffer, (colonIndex + 1)..<line.upperBound)))
         }
         guard let startLine else { throw HeadParseError(description: "empty message head") }
         if anomalies.count > 16 {
             anomalies = Array(anomalies.prefix(15)) + ["\(anomalies.count - 15) more oddities in this head"]
         }
-        return ParsedHead(startLine: startLine, headers: HTTPHeaders(fields), anomalies: anomalies, isHTTP09: isHTTP09)
+        return ParsedHead(startLine: startLine, headers: headers, anomalies: anomalies, isHTTP09: isHTTP09)
     }
 
     /// `range` of `buffer` without leading and trailing spaces and tabs.
@@ -130,8 +130,8 @@ enum HTTPHeadParser {
         return lower..<upper
     }
 
-    private static func text(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
-        text(UnsafeBufferPointer(rebasing: buffer[range]))
+    private static func raw(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[range]))
     }
 
     /// Index of the first LF in `bytes` at or after `start` (memchr: heads are scanned a line at a time).
@@ -236,26 +236,9 @@ enum HTTPHeadParser {
 
     private static func text(_ buffer: UnsafeBufferPointer<UInt8>) -> String {
         // Header bytes are nearly always ASCII, which needs no validation.
-        if isASCII(buffer) { return String(decoding: buffer, as: UTF8.self) }
+        if HTTPHeaders.isASCII(UnsafeRawBufferPointer(buffer)) { return String(decoding: buffer, as: UTF8.self) }
         if let utf8 = String(validating: buffer, as: UTF8.self) { return utf8 }
         return String(String.UnicodeScalarView(buffer.map { Unicode.Scalar($0) }))
-    }
-
-    /// No byte with the high bit set; 8 bytes at a time.
-    private static func isASCII(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = buffer.baseAddress else { return true }
-        let raw = UnsafeRawPointer(base)
-        var index = 0
-        var high: UInt64 = 0
-        while index + 8 <= buffer.count {
-            high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            index += 8
-        }
-        while index < buffer.count {
-            high |= UInt64(base[index])
-            index += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
     }
 
     static func preview(_ bytes: ArraySlice<UInt8>) -> String {

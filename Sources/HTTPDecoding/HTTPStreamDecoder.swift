@@ -463,7 +463,7 @@ final class HTTPConnection: MessageParserDelegate {
             warnings += request.warnings
             complete = complete && request.complete
             var headers = request.head.headers
-            if !trailers.isEmpty { headers.fields += trailers.removeValue(forKey: ObjectIdentifier(request)) ?? [] }
+            if !trailers.isEmpty { headers.append(contentsOf: trailers.removeValue(forKey: ObjectIdentifier(request)) ?? []) }
             httpRequest = HTTPRequest(method: method, uri: uri, version: version, headers: headers, body: body,
                                       headSize: request.headSize, start: request.start, end: request.end)
         }
@@ -473,7 +473,7 @@ final class HTTPConnection: MessageParserDelegate {
             warnings += response.warnings
             complete = complete && response.complete
             var headers = response.head.headers
-            if !trailers.isEmpty { headers.fields += trailers.removeValue(forKey: ObjectIdentifier(response)) ?? [] }
+            if !trailers.isEmpty { headers.append(contentsOf: trailers.removeValue(forKey: ObjectIdentifier(response)) ?? []) }
             if droppedInterim > 0 {
                 warnings.append("\(interim.count + droppedInterim) interim (1xx) responses; only the first "
                                 + "\(limits.maxInterimResponses) kept (HTTPDecoderLimits.maxInterimResponses)")

@@ -89,10 +89,12 @@ public final class HARWriter {
 
     private static func headers(_ headers: HTTPHeaders, into json: inout TextOutput) {
         json.append("[")
-        for (index, field) in headers.fields.enumerated() {
-            if index > 0 { json.append(",") }
-            json.append("{"); json.key("name"); json.string(field.name)
-            json.append(","); json.key("value"); json.string(field.value); json.append("}")
+        var first = true
+        headers.withRawFields { name, value in
+            if !first { json.append(",") }
+            first = false
+            json.append("{"); json.key("name"); json.string(utf8: name)
+            json.append(","); json.key("value"); json.string(utf8: value); json.append("}")
         }
         json.append("]")
     }

@@ -155,12 +155,14 @@ public enum HTTPJSONRenderer {
 
     private static func headers(_ headers: HTTPHeaders, into json: inout TextOutput) {
         json.append("[")
-        for (index, field) in headers.fields.enumerated() {
-            if index > 0 { json.append(",") }
+        var first = true
+        headers.withRawFields { name, value in
+            if !first { json.append(",") }
+            first = false
             json.append("[")
-            json.string(field.name)
+            json.string(utf8: name)
             json.append(",")
-            json.string(field.value)
+            json.string(utf8: value)
             json.append("]")
         }
         json.append("]")

@@ -21,6 +21,13 @@ extension TextOutput {
         append(UInt8(ascii: "\""))
     }
 
+    /// A JSON string of UTF-8 bytes.
+    public mutating func string(utf8 value: UnsafeRawBufferPointer) {
+        append(UInt8(ascii: "\""))
+        appendJSONEscaped(value)
+        append(UInt8(ascii: "\""))
+    }
+
     /// `"a","b",...` for names that need no escaping (the brackets are the caller's).
     public mutating func strings<Names: Sequence<StaticString>>(_ names: Names) {
         var first = true
