@@ -329,11 +329,11 @@ final class HTTPMessageParser {
     private var startLineChecked = false
 
     private func parseHead(size: Int, at time: Timestamp) {
-        let head = buffer[0..<size]
+        // No slice of `buffer` outlives the parse: emptying a buffer something else still refers to allocates anew.
         defer { buffer.removeAll(keepingCapacity: buffer.capacity <= 4096); scanFrom = 0 }
         let parsed: ParsedHead
         do throws(HeadParseError) {
-            parsed = try HTTPHeadParser.parse(head, role: role)
+            parsed = try HTTPHeadParser.parse(buffer[0..<size], role: role)
         } catch {
             delegate?.parser(self, problem: "\(error.description)", at: time)
             startResync(atLineStart: true)
