@@ -22,6 +22,30 @@ import Testing
         #expect(Self.fields(parsed) == ["Host=example.com", "X-Fold=a b c done", "X-Empty=", "X-Latin=café", "X-Utf8=café"])
     }
 
+    /// Fields parsed from the wire are kept as UTF-8 bytes (Latin-1 transcoded, folding joined with one space), and
+    /// equal the same fields built from Strings; lookups ignore the name's case and find the first value.
+    @Test func parsedFieldsAreUTF8BytesEqualToTheSameStrings() throws {
+        let head: [UInt8] = Array("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=iso-8859-1\r\nX-Latin: caf".utf8)
+            + [0xe9] + Array("\r\n  au lait\r\nx-latin: second\r\n\r\n".utf8)
+        let headers = try HTTPHeadParser.parse(head[...], role: .response).headers
+        var raw: [String] = []
+        headers.withRawFields { name, value in
+            raw.append(String(validating: name, as: UTF8.self)! + "=" + String(validating: value, as: UTF8.self)!)
+        }
+        #expect(raw == ["Content-Type=text/html; charset=iso-8859-1", "X-Latin=café au lait", "x-latin=second"])
+        let built = HTTPHeaders([("Content-Type", "text/html; charset=iso-8859-1"), ("X-Latin", "café au lait"),
+                                 ("x-latin", "second")])
+        #expect(headers == built)
+        #expect(headers.hashValue == built.hashValue)
+        #expect(headers != HTTPHeaders([("Content-Type", "text/html; charset=iso-8859-1"), ("X-Latin", "café au lait")]))
+        #expect(headers["CONTENT-type"] == "text/html; charset=iso-8859-1")
+        #expect(headers["x-LATIN"] == "café au lait")
+        #expect(headers.values("X-Latin") == ["café au lait", "second"])
+        #expect(headers.tokens("content-type") == ["text/html; charset=iso-8859-1"])
+        #expect(headers["X-Missing"] == nil)
+        #expect(headers.count == 3 && Array(headers).map(\.name) == ["Content-Type", "X-Latin", "x-latin"])
+    }
+
     @Test(arguments: [0, 3])
     func bareLineFeedsAndResponseLines(offset: Int) throws {
         let ok = try HTTPHeadParser.parse(Self.slice(Array("HTTP/1.0 200 OK fine\nA:1\nB:  2\n\n".utf8), offset: offset),
