@@ -84,9 +84,16 @@ extension MessageParserDelegate {
 
 private let cr: UInt8 = 0x0d, lf: UInt8 = 0x0a
 
-private func isHexDigit(_ byte: UInt8) -> Bool {
-    (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+/// The value of a hex digit, nil for any other byte.
+private func hexValue(_ byte: UInt8) -> Int? {
+    switch byte {
+    case 0x30...0x39: Int(byte - 0x30)
+    case 0x41...0x46: Int(byte - 0x41 + 10)
+    case 0x61...0x66: Int(byte - 0x61 + 10)
+    default: nil
+    }
 }
+
 
 /// Parses one direction of a connection as a stream of HTTP/1.x messages, incrementally: any split of the
 /// bytes into calls gives the same result. Bytes are lent for the call only; what must outlive it is copied
@@ -365,34 +372,56 @@ final class HTTPMessageParser {
             }
             return bytes.count
         }
-        buffer.append(contentsOf: bytes[0..<newline])
-        var line = buffer[...]
-        if line.last == cr { line = line.dropLast() }
-        let used = newline + 1
-        if case .chunkSize = phase {
-            // chunk-size [; extensions]
-            let digits = line.prefix { $0 != UInt8(ascii: ";") }.filter { $0 != 0x20 && $0 != 0x09 }
-            // Hex digits only: Int(_:radix:) would also take a sign ("-1", "+5").
-            // Leading zeros are allowed (1*HEXDIG) and do not count towards the 15 digits an Int holds.
-            let significant = digits.drop { $0 == 0x30 }
-            guard !digits.isEmpty, significant.count <= 15, digits.allSatisfy(isHexDigit),
-                  let size = Int(significant.isEmpty ? "0" : String(decoding: significant, as: UTF8.self), radix: 16)
-            else {
-                let shown = HTTPHeadParser.preview(line)
-                let what = digits.first == UInt8(ascii: "-") ? "negative chunk size"
-                    : !digits.isEmpty && digits.allSatisfy(isHexDigit) ? "chunk size that overflows"
-                    : "invalid chunk size line"
-                buffer.removeAll()
-                abandonMessage("chunked body: \(what) \"\(shown)\"", at: time)
-                return used
+        if buffer.isEmpty {
+            // The whole line is in this piece, as it nearly always is: read it in place.
+            lineEnded(UnsafeRawBufferPointer(rebasing: bytes[0..<newline]), at: time)
+        } else {
+            // The line's start was buffered: take the buffer out while reading it (what the line sets off may
+            // buffer anew), then give its storage back.
+            var line = buffer
+            buffer = []
+            line.append(contentsOf: bytes[0..<newline])
+            line.withUnsafeBytes { lineEnded($0, at: time) }
+            if buffer.isEmpty {
+                line.removeAll(keepingCapacity: line.capacity <= 4096)
+                buffer = line
             }
-            buffer.removeAll()
+        }
+        return newline + 1
+    }
+
+    /// A chunk-size line or a trailer line, without its LF.
+    private func lineEnded(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
+        var line = bytes
+        if line.last == cr { line = UnsafeRawBufferPointer(rebasing: line.dropLast()) }
+        if case .chunkSize = phase {
+            // chunk-size [; extensions], spaces and tabs ignored. Hex digits only: Int(_:radix:) would also take a
+            // sign ("-1", "+5"). Leading zeros are allowed (1*HEXDIG) and do not count towards the 15 digits an
+            // Int holds.
+            var size = 0, digits = 0, significant = 0, allHex = true
+            var first: UInt8?
+            for byte in line {
+                if byte == UInt8(ascii: ";") { break }
+                if byte == 0x20 || byte == 0x09 { continue }
+                if first == nil { first = byte }
+                digits += 1
+                guard let value = hexValue(byte) else { allHex = false; continue }
+                if significant > 0 || value != 0 { significant += 1 }
+                if significant <= 15 { size = size << 4 | value }
+            }
+            guard digits > 0, allHex, significant <= 15 else {
+                let shown = HTTPHeadParser.preview(ArraySlice(line))
+                let what = first == UInt8(ascii: "-") ? "negative chunk size"
+                    : digits > 0 && allHex ? "chunk size that overflows"
+                    : "invalid chunk size line"
+                abandonMessage("chunked body: \(what) \"\(shown)\"", at: time)
+                return
+            }
             message?.extendEnd(to: time)
             phase = size == 0 ? .trailers : .chunkData(remaining: size)
-            return used
+            return
         }
         // Trailer section: fields until an empty line.
-        buffer.removeAll()
         if line.isEmpty {
             if !trailerFields.isEmpty {
                 trailers = HTTPHeadParser.parseFields(trailerFields[...])
@@ -407,7 +436,6 @@ final class HTTPMessageParser {
                 abandonMessage("chunked body: trailer section longer than \(limits.maxChunkLineBytes) bytes", at: time)
             }
         }
-        return used
     }
 
     /// Trailer fields of the message just finished (chunked bodies), for the connection to append.
@@ -560,9 +588,10 @@ final class HTTPMessageParser {
             message?.complete = false
             finishMessage(at: time)
         case .head:
-            let problem = "\(role.name) head cut short (\(buffer.count) bytes) when the connection \(reason.text)"
-            if !buffer.isEmpty && !salvageCutHead(because: problem, at: time) {
-                delegate?.parser(self, problem: problem, at: time)
+            // Nearly always nothing is left: the text is made only when a head was cut.
+            if !buffer.isEmpty {
+                let problem = "\(role.name) head cut short (\(buffer.count) bytes) when the connection \(reason.text)"
+                if !salvageCutHead(because: problem, at: time) { delegate?.parser(self, problem: problem, at: time) }
             }
         case .holding:
             if !held.isEmpty || heldGap { releaseHeld(at: time) }

@@ -60,6 +60,29 @@ import Testing
         let fine = try #require(ok.exchanges().first)
         #expect(fine.response?.body.kept == Array("abc".utf8), "\(fine.warnings)")
     }
+
+    /// Chunk-size lines read in place and across pieces (one byte at a time makes every line buffered first):
+    /// the same sizes, extensions, trailers and named refusals.
+    @Test(arguments: [1, 3, Int.max])
+    func chunkLinesReadTheSameWhateverThePieces(pieceSize: Int) throws {
+        var c = Conversation()
+        c.client("GET / HTTP/1.1\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n 3 ; name=value\r\nabc\r\nA\r\n0123456789\r\n"
+                 + "0\r\nX-Sum: 7\r\n\r\n")
+        let exchange = try #require(c.exchanges(pieceSize: pieceSize).first)
+        #expect(exchange.response?.body.kept == Array("abc0123456789".utf8), "\(exchange.warnings)")
+        #expect(exchange.response?.headers["X-Sum"] == "7")
+        #expect(exchange.complete && exchange.warnings.isEmpty, "\(exchange.warnings)")
+        for (line, warning) in [("-5", "negative chunk size \"-5\""), ("zz", "invalid chunk size line \"zz\""),
+                                ("; x", "invalid chunk size line \"; x\""),
+                                ("1000000000000000", "chunk size that overflows \"1000000000000000\"")] {
+            var bad = Conversation()
+            bad.client("GET / HTTP/1.1\r\n\r\n")
+            bad.server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(line)\r\nabc\r\n0\r\n\r\n")
+            let refused = try #require(bad.exchanges(pieceSize: pieceSize).first)
+            #expect(refused.warnings.contains { $0.contains(warning) }, "\(line): \(refused.warnings)")
+        }
+    }
 }
 
 /// Anything cut short is shown incomplete with what was seen (issue 9).
