@@ -212,17 +212,16 @@ public enum EncapsulationLayer: Sendable {
     case ethernet(InnerEthernetHeader)
 }
 
-/// The outer layers of a tunnelled packet, at most `capacity` of them.
-///
-/// An array rather than inline storage: nearly every packet has no outer layer, and eight inline layers made every
-/// decoded packet 1.2 KB, copied several times per packet on the way to reassembly (7% of the HTTP path's time in
-/// memmove). An empty array is one word and allocates nothing; a tunnelled packet allocates once.
+/// A fixed-capacity list of outer layers, held inline.
 public struct Encapsulations: Sendable, RandomAccessCollection {
     /// Most layers kept; deeper nesting stops decoding with a `DecodingError` on layer `.encapsulation` that says so.
     /// Eight holds every real overlay seen (VXLAN over IPv4: IP, UDP, VXLAN, Ethernet) twice over.
     public static let capacity = 8
 
-    private var layers: [EncapsulationLayer] = []
+    private var storage: (EncapsulationLayer?, EncapsulationLayer?, EncapsulationLayer?, EncapsulationLayer?,
+                          EncapsulationLayer?, EncapsulationLayer?, EncapsulationLayer?, EncapsulationLayer?)
+        = (nil, nil, nil, nil, nil, nil, nil, nil)
+    public private(set) var count = 0
     /// Offset of the innermost network header in the captured frame (the link header length when not tunnelled).
     public var innerOffset = 0
     /// Where the innermost region ends, in wire bytes from the frame start, per the outer length fields.
@@ -230,22 +229,41 @@ public struct Encapsulations: Sendable, RandomAccessCollection {
 
     public init() {}
 
-    public var count: Int { layers.count }
     public var startIndex: Int { 0 }
-    public var endIndex: Int { layers.count }
-    public var isFull: Bool { layers.count == Self.capacity }
+    public var endIndex: Int { count }
+    public var isFull: Bool { count == Self.capacity }
 
     public subscript(position: Int) -> EncapsulationLayer {
-        precondition(position >= 0 && position < layers.count, "encapsulation index out of range")
-        return layers[position]
+        precondition(position >= 0 && position < count, "encapsulation index out of range")
+        let layer: EncapsulationLayer?
+        switch position {
+        case 0: layer = storage.0
+        case 1: layer = storage.1
+        case 2: layer = storage.2
+        case 3: layer = storage.3
+        case 4: layer = storage.4
+        case 5: layer = storage.5
+        case 6: layer = storage.6
+        default: layer = storage.7
+        }
+        return layer!
     }
 
     /// Appends `layer`; false (and nothing stored) when the list is full.
     @discardableResult
     public mutating func append(_ layer: EncapsulationLayer) -> Bool {
-        guard layers.count < Self.capacity else { return false }
-        if layers.isEmpty { layers.reserveCapacity(4) }
-        layers.append(layer)
+        switch count {
+        case 0: storage.0 = layer
+        case 1: storage.1 = layer
+        case 2: storage.2 = layer
+        case 3: storage.3 = layer
+        case 4: storage.4 = layer
+        case 5: storage.5 = layer
+        case 6: storage.6 = layer
+        case 7: storage.7 = layer
+        default: return false
+        }
+        count += 1
         return true
     }
 }
