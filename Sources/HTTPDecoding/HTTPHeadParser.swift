@@ -113,7 +113,8 @@ enum HTTPHeadParser {
             if name.isEmpty || name.contains(where: { !isTokenByte(buffer[$0]) }) {
                 anomalies.append("invalid header name \"\(preview(head[(base + name.lowerBound)..<(base + name.upperBound)]))\"")
             }
-            headers.append(wireName: raw(buffer, name), value: raw(buffer, trimmed(buffer, (colonIndex + 1)..<line.upperBound)))
+            let value = trimmed(buffer, (colonIndex + 1)..<line.upperBound)
+            headers.append(wireName: raw(buffer, name), value: raw(buffer, value))
         }
         guard let startLine else { throw HeadParseError(description: "empty message head") }
         if anomalies.count > 16 {

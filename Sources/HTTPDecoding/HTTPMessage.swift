@@ -102,7 +102,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     public func withRawFields(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
         bytes.withUnsafeBytes { storage in
             for span in spans {
-                body(UnsafeRawBufferPointer(rebasing: storage[span.name]), UnsafeRawBufferPointer(rebasing: storage[span.value]))
+                body(UnsafeRawBufferPointer(rebasing: storage[span.name]),
+                     UnsafeRawBufferPointer(rebasing: storage[span.value]))
             }
         }
     }
@@ -170,8 +171,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         guard lhs.spans.count == rhs.spans.count else { return false }
         return zip(lhs.spans, rhs.spans).allSatisfy { a, b in
             a.nameLength == b.nameLength && a.valueLength == b.valueLength
-                && lhs.bytes[a.start..<(a.start + a.nameLength + a.valueLength)]
-                    .elementsEqual(rhs.bytes[b.start..<(b.start + b.nameLength + b.valueLength)])
+                && lhs.bytes[a.start..<a.value.upperBound].elementsEqual(rhs.bytes[b.start..<b.value.upperBound])
         }
     }
 
@@ -180,7 +180,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         for span in spans {
             hasher.combine(span.nameLength)
             hasher.combine(span.valueLength)
-            bytes.withUnsafeBytes { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0[span.start..<span.value.upperBound])) }
+            bytes.withUnsafeBytes { storage in
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: storage[span.start..<span.value.upperBound]))
+            }
         }
     }
 }
