@@ -94,7 +94,6 @@ private func hexValue(_ byte: UInt8) -> Int? {
     }
 }
 
-
 /// Parses one direction of a connection as a stream of HTTP/1.x messages, incrementally: any split of the
 /// bytes into calls gives the same result. Bytes are lent for the call only; what must outlive it is copied
 /// into bounded buffers (the head, one chunk-size line, the kept part of a body).

@@ -13,12 +13,10 @@ extension TextOutput {
 
     /// `value` as a JSON string.
     public mutating func string(_ value: String) {
-        append(UInt8(ascii: "\""))
-        if value.utf8.withContiguousStorageIfAvailable({ appendJSONEscaped(UnsafeRawBufferPointer($0)) }) == nil {
+        if value.utf8.withContiguousStorageIfAvailable({ string(utf8: UnsafeRawBufferPointer($0)) }) == nil {
             var value = value
-            value.withUTF8 { appendJSONEscaped(UnsafeRawBufferPointer($0)) }
+            value.withUTF8 { string(utf8: UnsafeRawBufferPointer($0)) }
         }
-        append(UInt8(ascii: "\""))
     }
 
     /// A JSON string of UTF-8 bytes.
