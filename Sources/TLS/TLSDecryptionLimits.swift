@@ -13,4 +13,11 @@ public struct TLSDecryptionLimits: Sendable, Hashable {
     public var maxHandshakeMessageLength = 1 << 16
 
     public init() {}
+
+    /// The limits for `keys`: a key log read once already holds every key it ever will, so no record is held back
+    /// waiting for one; a followed one may gain the key later.
+    public init(for keys: TLSKeySource?) {
+        self.init()
+        if let keys, !keys.follows { maxHeldBytesPerConnection = 0 }
+    }
 }

@@ -60,12 +60,3 @@ final class TunnelDecryptor: ConnectionTakeover {
         consumer.connectionClosed(context.connection, at: time)
     }
 }
-
-extension TLSDecryptionLimits {
-    /// The limits for `keys`: a key log read once already holds every key it ever will, so no record is held back
-    /// waiting for one; a followed one may gain the key later.
-    init(for keys: TLSKeySource?) {
-        self.init()
-        if let keys, !keys.follows { maxHeldBytesPerConnection = 0 }
-    }
-}

@@ -86,7 +86,6 @@ final class NamespacePair {
         return try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]] ?? []
     }
 
-    /// The raw JSON, for exact before/after comparison.
     /// The qdiscs' configuration as tc's JSON. htb prints a traffic counter even without `-s`
     /// (`direct_packets_stat`, packets sent past its classes, e.g. the neighbour discovery the veth does on its
     /// own): it is blanked, so comparing two of these compares configuration, not what passed in between.
