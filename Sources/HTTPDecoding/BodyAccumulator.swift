@@ -67,7 +67,7 @@ package final class BodyAccumulator {
             decoders = []
             decoding = false
         } else {
-            decoders = codings.compactMap(ContentDecoders.make)
+            decoders = codings.compactMap { ContentDecoders.make($0, pool: budget?.inflateBuffers) }
             decoding = !decoders.isEmpty
         }
     }
@@ -204,9 +204,11 @@ extension DecodeFailure {
 
 /// Decoded bytes the content decoders may still produce over a whole capture, shared by every body: one
 /// decompression bomb is stopped by the per-body limit, this stops a capture holding thousands of them.
+/// It also keeps the inflate buffers finished bodies give back, for the next bodies of the same decoder.
 public final class DecodedBytesBudget {
     public let limit: Int
     public private(set) var spent = 0
+    let inflateBuffers = InflateBufferPool()
 
     public init(limit: Int) { self.limit = limit }
 

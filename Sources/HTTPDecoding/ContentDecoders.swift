@@ -37,10 +37,11 @@ enum ContentDecoders {
     /// The codings this build can remove, by their registered names (lower case).
     static let supported: Set<String> = ["gzip", "x-gzip", "deflate", "br", "zstd"]
 
-    static func make(_ coding: String) -> ContentDecoder? {
+    /// `pool`: where gzip and deflate decoders take their buffers from and give them back.
+    static func make(_ coding: String, pool: InflateBufferPool? = nil) -> ContentDecoder? {
         switch coding {
-        case "gzip", "x-gzip": return IsalInflateDecoder(coding: coding, format: .gzipOrZlib)
-        case "deflate": return IsalInflateDecoder(coding: coding, format: .sniffZlibOrRaw)
+        case "gzip", "x-gzip": return IsalInflateDecoder(coding: coding, format: .gzipOrZlib, pool: pool)
+        case "deflate": return IsalInflateDecoder(coding: coding, format: .sniffZlibOrRaw, pool: pool)
         case "br": return BrotliDecoder()
         case "zstd": return ZstdDecoder()
         default: return nil

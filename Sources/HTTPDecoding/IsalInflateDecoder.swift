@@ -17,14 +17,14 @@ final class IsalInflateDecoder: ContentDecoder {
 
     let coding: String
     private let format: ZlibDecoder.Format
-    private let state: UnsafeMutablePointer<inflate_state>
-    private let output = UnsafeMutablePointer<UInt8>.allocate(capacity: outputBufferSize)
-    /// The first bytes, until the wrapper is known.
-    private var sniffed: [UInt8] = []
+    /// ISA-L's state, the output buffer and the input kept for a replay, from `pool` when it has some and given
+    /// back to it at the end.
+    private let buffers: InflateBuffers
+    private let pool: InflateBufferPool?
+    private var state: UnsafeMutablePointer<inflate_state> { buffers.state }
+    private var output: UnsafeMutablePointer<UInt8> { buffers.output }
     private var started = false
     private var streamEnded = false
-    /// Compressed input seen so far, for a replay through zlib; emptied and no longer kept past `replayLimit`.
-    private var seen: [UInt8] = []
     private var keepsSeen = true
     /// Decoded bytes passed to the sink so far.
     private var emitted = 0
@@ -33,15 +33,15 @@ final class IsalInflateDecoder: ContentDecoder {
     private var isalTrailingBytes = 0
     var trailingBytes: Int { zlib?.trailingBytes ?? isalTrailingBytes }
 
-    init(coding: String, format: ZlibDecoder.Format) {
+    init(coding: String, format: ZlibDecoder.Format, pool: InflateBufferPool? = nil) {
         self.coding = coding
         self.format = format
-        state = UnsafeMutablePointer<inflate_state>.allocate(capacity: 1)
+        self.pool = pool
+        buffers = pool?.take() ?? InflateBuffers()
     }
 
     deinit {
-        state.deallocate()
-        output.deallocate()
+        pool?.giveBack(buffers)
     }
 
     /// Bytes needed to choose: a gzip header's method and flags, or a zlib header.
@@ -51,17 +51,17 @@ final class IsalInflateDecoder: ContentDecoder {
         if let zlib { return try zlib.decode(input, sink: sink) }
         guard !input.isEmpty else { return }
         if keepsSeen {
-            if seen.count + input.count <= Self.replayLimit {
-                seen.append(contentsOf: input)
+            if buffers.seen.count + input.count <= Self.replayLimit {
+                buffers.seen.append(contentsOf: input)
             } else {
                 keepsSeen = false
-                seen = []
+                buffers.seen = []
             }
         }
         if !started {
-            let before = sniffed.count
-            sniffed.append(contentsOf: input.prefix(sniffLength - before))
-            guard sniffed.count == sniffLength else {
+            let before = buffers.sniffed.count
+            buffers.sniffed.append(contentsOf: input.prefix(sniffLength - before))
+            guard buffers.sniffed.count == sniffLength else {
                 // zlib reports a bad first byte at once; so does this, by handing such a stream to zlib now.
                 if !mayBeIsalWrapper() { try handOverToZlib(sink: sink) }
                 return
@@ -74,7 +74,7 @@ final class IsalInflateDecoder: ContentDecoder {
             state.pointee.crc_flag = flag
             started = true
             if before > 0 {
-                try Array(sniffed.prefix(before)).withBytes { bytes throws(DecodeFailure) in
+                try Array(buffers.sniffed.prefix(before)).withBytes { bytes throws(DecodeFailure) in
                     try inflateAll(bytes, sink: sink)
                 }
                 if zlib != nil { return }  // the replay went to zlib, which saw this input too
@@ -87,11 +87,12 @@ final class IsalInflateDecoder: ContentDecoder {
     private func mayBeIsalWrapper() -> Bool {
         guard format == .gzipOrZlib else { return true }
         let gzipPrefix: [UInt8] = [0x1f, 0x8b, 8]
-        return sniffed.elementsEqual(gzipPrefix.prefix(sniffed.count))
+        return buffers.sniffed.elementsEqual(gzipPrefix.prefix(buffers.sniffed.count))
     }
 
     /// The ISA-L wrapper for the sniffed bytes, or nil when zlib should decode this stream.
     private func isalWrapper() -> UInt32? {
+        let sniffed = buffers.sniffed
         let b0 = sniffed[0], b1 = sniffed[1]
         switch format {
         case .gzipOrZlib:
@@ -107,8 +108,8 @@ final class IsalInflateDecoder: ContentDecoder {
     private func handOverToZlib(sink: DecodedSink) throws(DecodeFailure) {
         let decoder = ZlibDecoder(coding: coding, format: format)
         zlib = decoder
-        let input = seen
-        seen = []
+        let input = buffers.seen
+        buffers.seen = []
         var skip = emitted
         try input.withBytes { bytes throws(DecodeFailure) in
             try decoder.decode(bytes) { piece in
@@ -202,7 +203,7 @@ final class IsalInflateDecoder: ContentDecoder {
     func finish(sink: DecodedSink) throws(DecodeFailure) {
         if let zlib { return try zlib.finish(sink: sink) }
         if !started {
-            if sniffed.isEmpty { return }  // empty body: nothing to decode
+            if buffers.sniffed.isEmpty { return }  // empty body: nothing to decode
             // Too short to choose: zlib says what it makes of these bytes, as it always did.
             try handOverToZlib(sink: sink)
             try zlib?.finish(sink: sink)
@@ -211,5 +212,49 @@ final class IsalInflateDecoder: ContentDecoder {
         if !streamEnded {
             throw DecodeFailure(coding: coding, reason: "compressed stream ended early (truncated body)")
         }
+    }
+}
+
+/// ISA-L's inflate state (about 90 KB with its window) and an output buffer: allocated together, and reused by the
+/// next body through an `InflateBufferPool` rather than allocated for every compressed body.
+final class InflateBuffers {
+    let state = UnsafeMutablePointer<inflate_state>.allocate(capacity: 1)
+    let output = UnsafeMutablePointer<UInt8>.allocate(capacity: outputBufferSize)
+    /// The first bytes, until the wrapper is known.
+    var sniffed: [UInt8] = []
+    /// Compressed input seen so far, for a replay through zlib; emptied and no longer kept past `replayLimit`.
+    var seen: [UInt8] = []
+
+    /// Empties the byte arrays for the next body, keeping their storage unless `seen` grew past `keptCapacity`.
+    func reset(keptCapacity: Int) {
+        sniffed.removeAll(keepingCapacity: true)
+        seen.removeAll(keepingCapacity: seen.capacity <= keptCapacity)
+    }
+
+    deinit {
+        state.deallocate()
+        output.deallocate()
+    }
+}
+
+/// Inflate buffers that finished bodies gave back, for the next ones. One per HTTP decoder (it hangs off the
+/// decoder's `DecodedBytesBudget`), so it is only ever used by the thread that decodes those connections. A new
+/// body's state is initialised by `isal_inflate_init` whatever it held, so nothing of one body reaches another.
+final class InflateBufferPool {
+    /// Buffers held at most: as many bodies as are usually decoded at once on one thread (a connection's
+    /// request and response, a few interleaved HTTP/2 streams); more are freed.
+    static let capacity = 8
+    /// Replay storage a pooled buffer keeps; a larger one (up to `IsalInflateDecoder.replayLimit`) is freed.
+    static let keptReplayBytes = 256 * 1024
+    private var free: [InflateBuffers] = []
+
+    var freeCount: Int { free.count }
+
+    func take() -> InflateBuffers? { free.popLast() }
+
+    func giveBack(_ buffers: InflateBuffers) {
+        guard free.count < Self.capacity else { return }
+        buffers.reset(keptCapacity: Self.keptReplayBytes)
+        free.append(buffers)
     }
 }

@@ -91,6 +91,36 @@ struct IsalInflateDecoderTests {
         Self.expectSame("gzip", badMethod, "an unknown method")
     }
 
+    /// Decoders that share a pool take over the ISA-L state, output buffer and replay storage of the bodies before
+    /// them, whatever those left there (cut short, corrupt, handed to zlib, stopped part-way, whole): each decodes
+    /// exactly as a decoder with buffers of its own.
+    @Test func pooledBuffersCarryNothingFromOneBodyToTheNext() throws {
+        let gzip = try compress(Self.body, with: "gzip")
+        var corrupt = gzip
+        corrupt[gzip.count / 3] ^= 0xff
+        let bodies: [(coding: String, format: ZlibDecoder.Format, input: [UInt8], stopAfter: Int)] = [
+            ("gzip", .gzipOrZlib, Array(gzip.prefix(gzip.count / 2)), .max),
+            ("gzip", .gzipOrZlib, corrupt, .max),
+            ("deflate", .sniffZlibOrRaw, try compress(Array(Self.body.suffix(7000)), with: "raw-deflate"), .max),
+            ("gzip", .gzipOrZlib, gzip, 40_000),
+            ("deflate", .sniffZlibOrRaw, try compress(Self.body, with: "zlib"), .max),
+            ("gzip", .gzipOrZlib, gzip, .max),
+        ]
+        let pool = InflateBufferPool()
+        for round in 0..<2 {
+            for (index, body) in bodies.enumerated() {
+                for pieceSize in [Int.max, 1448] {
+                    let pooled = Self.run(IsalInflateDecoder(coding: body.coding, format: body.format, pool: pool),
+                                          body.input, pieceSize: pieceSize, stopAfter: body.stopAfter)
+                    let own = Self.run(IsalInflateDecoder(coding: body.coding, format: body.format), body.input,
+                                       pieceSize: pieceSize, stopAfter: body.stopAfter)
+                    #expect(pooled == own, "round \(round), body \(index), pieces of \(pieceSize)")
+                }
+            }
+        }
+        #expect(pool.freeCount == 1, "one decoder at a time: its buffers went back and were taken again")
+    }
+
     /// A limit stops a decoder part-way: the body is then kept as received, so only where it stops may differ.
     @Test func stopsWhenTheSinkSaysSo() throws {
         let gzip = try compress(Self.body, with: "gzip")
