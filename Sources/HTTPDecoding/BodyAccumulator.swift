@@ -14,24 +14,20 @@ package final class BodyAccumulator {
     /// SHA-256 of the bytes as received, needed only when decoding fails. While the whole body still fits in
     /// `rawKept` nothing is hashed (a decoded body never needs it); once it outgrows it, `rawKept` is hashed and
     /// the rest streams in.
-    private lazy var rawHash = SHA256()
+    private var rawHash = SHA256Context()
     /// Bytes of the body as received that `rawHash` has taken.
     private var rawHashed = 0
     private var rawKept: [UInt8] = []
-    /// Created with the first decoded byte: most messages (GET requests, 304s) have no body, and a hasher
-    /// costs allocations to create, finish and free.
-    private var decodedHasher: SHA256?
-    private var decodedHash: SHA256 {
-        if let decodedHasher { return decodedHasher }
-        let hasher = SHA256()
-        decodedHasher = hasher
-        return hasher
-    }
-    /// SHA-256 of no bytes, computed once.
-    private static let emptyDigest = SHA256().finishHexDigest()
+    /// SHA-256 of the decoded body, kept inline (hashing a body allocates nothing but its digest's text).
+    private var decodedHash = SHA256Context()
+    /// SHA-256 of no bytes, computed once: most messages (GET requests, 304s) have no body.
+    private static let emptyDigest: String = {
+        var empty = SHA256Context()
+        return empty.finishHexDigest()
+    }()
     private var decodedDigest: String {
         guard limits.hashBodies else { return "" }
-        return decodedHasher?.finishHexDigest() ?? Self.emptyDigest
+        return decodedSize == 0 ? Self.emptyDigest : decodedHash.finishHexDigest()
     }
     private var decodedSize = 0
     private var decodedKept: [UInt8] = []

@@ -6,37 +6,22 @@ internal import CCompression
 /// the EVP interface ran the same code but allocated a context and a provider context for every body (about 19
 /// allocations per exchange). `PortableSHA256` is the pure-Swift reference it is tested against.
 public final class SHA256 {
-    private var context = SHA256_CTX()
+    private var context = SHA256Context()
 
-    public init() {
-        tapkit_sha256_init(&context)
-    }
+    public init() {}
 
     public func update(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        tapkit_sha256_update(&context, base, bytes.count)
+        context.update(bytes)
     }
 
     /// The 32-byte digest. The hasher is not consumed.
     public func finalize() -> [UInt8] {
         var copy = context
-        var digest = [UInt8](repeating: 0, count: 32)
-        digest.withUnsafeMutableBufferPointer { tapkit_sha256_final(&copy, $0.baseAddress) }
-        return digest
+        return copy.finish()
     }
 
     /// The digest as 64 lower-case hex digits.
     public func hexDigest() -> String { hex(finalize()) }
-
-    /// The digest as hex, finishing this context in place (no copy of the context): the hasher must not be
-    /// updated or asked again afterwards. For the one digest a body gets when it ends.
-    func finishHexDigest() -> String {
-        var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        return withUnsafeMutableBytes(of: &digest) { digest in
-            tapkit_sha256_final(&context, digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
-            return hex(UnsafeRawBufferPointer(digest))
-        }
-    }
 
     public static func hexDigest(of bytes: UnsafeRawBufferPointer) -> String {
         let hasher = SHA256()
@@ -46,6 +31,37 @@ public final class SHA256 {
 
     public static func hexDigest(of bytes: [UInt8]) -> String {
         bytes.withUnsafeBytes { hexDigest(of: $0) }
+    }
+}
+
+/// The same hash as a value, kept inline by its owner (a body's accumulator), so hashing a body allocates nothing
+/// but its digest's text.
+struct SHA256Context {
+    private var context = SHA256_CTX()
+
+    init() {
+        tapkit_sha256_init(&context)
+    }
+
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        tapkit_sha256_update(&context, base, bytes.count)
+    }
+
+    /// The 32-byte digest, finishing this context: it must not be updated or finished again afterwards.
+    mutating func finish() -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        digest.withUnsafeMutableBufferPointer { tapkit_sha256_final(&context, $0.baseAddress) }
+        return digest
+    }
+
+    /// The digest as hex, finishing this context (see `finish`).
+    mutating func finishHexDigest() -> String {
+        var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        return withUnsafeMutableBytes(of: &digest) { digest in
+            tapkit_sha256_final(&context, digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
+            return hex(UnsafeRawBufferPointer(digest))
+        }
     }
 }
 
