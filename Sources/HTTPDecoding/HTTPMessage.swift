@@ -147,6 +147,31 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         return result
     }
 
+    /// The header's value when it appears exactly once as a plain decimal number (digits only, no leading zero,
+    /// within `Int`), read without allocating; nil otherwise (absent, repeated, a list, signs, spaces, overflow),
+    /// for the caller to read through `values` and name what is odd.
+    func plainDecimalValue(_ name: String) -> Int? {
+        var found: Span?
+        for span in spans where hasName(span, name) {
+            if found != nil { return nil }
+            found = span
+        }
+        guard let found, found.valueLength > 0 else { return nil }
+        return bytes.withUnsafeBufferPointer { storage -> Int? in
+            let digits = storage[found.value]
+            if digits.count > 1 && digits.first == 0x30 { return nil }
+            var value = 0
+            for byte in digits {
+                guard byte >= 0x30 && byte <= 0x39 else { return nil }
+                let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(Int(byte - 0x30))
+                if overflow1 || overflow2 { return nil }
+                value = sum
+            }
+            return value
+        }
+    }
+
     /// Every value of a header, raw.
     public func values(_ name: String) -> [String] {
         spans.filter { hasName($0, name) }.map { string($0.value) }

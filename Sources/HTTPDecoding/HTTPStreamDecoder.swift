@@ -207,28 +207,31 @@ final class HTTPConnection: MessageParserDelegate {
         let headers = head.headers
         let transferCodings = headers.tokens("Transfer-Encoding")
         let chunked = transferCodings.last == "chunked"
-        let lengthFields = headers.values("Content-Length")
-        let lengthValues: [String]
-        if lengthFields.count == 1, let only = lengthFields.first, !only.isEmpty,
-           only.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-            lengthValues = lengthFields  // one plain number: what splitting and trimming would give, without copies
+        // One plain number, as nearly every message has: read in place. Anything else is split, trimmed and checked.
+        let hasLength: Bool
+        let declaredLength: Int?
+        if let plain = headers.plainDecimalValue("Content-Length") {
+            hasLength = true
+            declaredLength = plain
         } else {
-            lengthValues = lengthFields.flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIIWhitespace() }
+            let lengthValues = headers.values("Content-Length").flatMap { $0.split(separator: ",") }
+                .map { $0.trimmingASCIIWhitespace() }
+            declaredLength = {
+                guard let first = lengthValues.first, lengthValues.allSatisfy({ $0 == first }),
+                      !first.isEmpty, first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+                return Int(first)  // nil when it overflows
+            }()
+            message.warnings += Self.lengthAnomalies(lengthValues, declared: declaredLength)
+            hasLength = !lengthValues.isEmpty
         }
-        let declaredLength: Int? = {
-            guard let first = lengthValues.first, lengthValues.allSatisfy({ $0 == first }),
-                  !first.isEmpty, first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-            return Int(first)  // nil when it overflows
-        }()
-        message.warnings += Self.lengthAnomalies(lengthValues, declared: declaredLength)
-        if !transferCodings.isEmpty && !lengthValues.isEmpty {
+        if !transferCodings.isEmpty && hasLength {
             message.warnings.append("both Transfer-Encoding and Content-Length: a request smuggling vector (RFC 9112 "
                                     + "section 6.1); Content-Length ignored")
         } else if !transferCodings.isEmpty && !chunked, case .request = head.startLine {
             message.warnings.append("Transfer-Encoding \"\(transferCodings.joined(separator: ", "))\" does not end "
                                     + "with chunked: body length unknown (RFC 9112 section 6.3)")
         }
-        if !chunked && !lengthValues.isEmpty && declaredLength == nil {
+        if !chunked && hasLength && declaredLength == nil {
             message.complete = false
         }
 

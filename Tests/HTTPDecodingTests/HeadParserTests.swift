@@ -46,6 +46,21 @@ import Testing
         #expect(headers.count == 3 && Array(headers).map(\.name) == ["Content-Type", "X-Latin", "x-latin"])
     }
 
+    /// A Content-Length read in place is the one plain number; every other form is left to the checks that name it.
+    @Test func plainDecimalValueIsOnlyTheOnePlainNumber() {
+        func value(_ fields: [(String, String)]) -> Int? { HTTPHeaders(fields).plainDecimalValue("content-length") }
+        #expect(value([("Content-Length", "1234")]) == 1234)
+        #expect(value([("CONTENT-LENGTH", "0")]) == 0)
+        #expect(value([("Content-Length", "9223372036854775807")]) == Int.max)
+        for odd in ["", "00", "012", " 12", "12 ", "+5", "-5", "1,1", "12a", "9223372036854775808",
+                    "99999999999999999999999"] {
+            #expect(value([("Content-Length", odd)]) == nil, "\"\(odd)\"")
+        }
+        #expect(value([("Content-Length", "5"), ("Content-Length", "5")]) == nil)
+        #expect(value([("Content-Type", "5")]) == nil)
+        #expect(value([]) == nil)
+    }
+
     @Test(arguments: [0, 3])
     func bareLineFeedsAndResponseLines(offset: Int) throws {
         let ok = try HTTPHeadParser.parse(Self.slice(Array("HTTP/1.0 200 OK fine\nA:1\nB:  2\n\n".utf8), offset: offset),
