@@ -121,7 +121,9 @@ final class HTTPMessageParser {
 
     let role: MessageRole
     private let limits: HTTPDecoderLimits
-    weak var delegate: MessageParserDelegate?
+    /// Unowned: the connection that owns this parser is its delegate and outlives it; a weak reference would cost
+    /// every connection a side-table allocation.
+    unowned var delegate: MessageParserDelegate?
 
     private(set) var phase: Phase
     private var buffer: [UInt8] = []
