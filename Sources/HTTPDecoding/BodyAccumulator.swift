@@ -29,6 +29,12 @@ package final class BodyAccumulator {
         guard limits.hashBodies else { return "" }
         return decodedSize == 0 ? Self.emptyDigest : decodedHash.finishHexDigest()
     }
+
+    /// What `finish()` gives for a body with no bytes and no content coding.
+    package static func emptyBody(contentType: String?, limits: HTTPDecoderLimits) -> HTTPBody {
+        HTTPBody(size: 0, sha256: limits.hashBodies ? emptyDigest : "", encoding: [], transferSize: 0, kept: [],
+                 keptIsPartial: false, contentType: contentType)
+    }
     private var decodedSize = 0
     private var decodedKept: [UInt8] = []
     private var stageFailure: DecodeFailure?

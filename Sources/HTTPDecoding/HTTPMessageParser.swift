@@ -6,9 +6,20 @@ final class MessageInProgress {
     let headSize: Int
     let start: Timestamp
     var end: Timestamp
-    let body: BodyAccumulator
     var warnings: [String] { didSet { warnings.keepWithin(maxWarnings) } }
     private let maxWarnings: Int
+    private let limits: HTTPDecoderLimits
+    private let budget: DecodedBytesBudget?
+    /// Created with the head when it lists a content coding (the decoding budget is checked then), else with the
+    /// first body byte or gap: most messages (GET requests, redirects, 304s) have no body and need none.
+    private var accumulator: BodyAccumulator?
+    var body: BodyAccumulator {
+        if let accumulator { return accumulator }
+        let created = BodyAccumulator(contentEncoding: head.headers.tokens("Content-Encoding"),
+                                      contentType: head.headers["Content-Type"], limits: limits, budget: budget)
+        accumulator = created
+        return created
+    }
     /// Seen whole: no gap, not cut short, not abandoned.
     var complete = true
     var finished = false
@@ -23,14 +34,21 @@ final class MessageInProgress {
         self.end = start
         self.warnings = warnings
         maxWarnings = limits.maxWarningsPerMessage
-        body = BodyAccumulator(contentEncoding: head.headers.tokens("Content-Encoding"),
-                               contentType: head.headers["Content-Type"], limits: limits, budget: budget)
+        self.limits = limits
+        self.budget = budget
+        if head.headers["Content-Encoding"] != nil { _ = body }
     }
 
     func finishedBody() -> HTTPBody {
         if let finalBody { return finalBody }
-        let result = body.finish()
-        warnings.append(contentsOf: body.warnings)
+        let result: HTTPBody
+        if accumulator == nil {
+            // No body bytes and no content coding: what an accumulator given nothing would say, without one.
+            result = BodyAccumulator.emptyBody(contentType: head.headers["Content-Type"], limits: limits)
+        } else {
+            result = body.finish()
+            warnings.append(contentsOf: body.warnings)
+        }
         finalBody = result
         return result
     }
