@@ -215,8 +215,9 @@ final class IsalInflateDecoder: ContentDecoder {
     }
 }
 
-/// ISA-L's inflate state (about 90 KB with its window) and an output buffer: allocated together, and reused by the
-/// next body through an `InflateBufferPool` rather than allocated for every compressed body.
+/// What one body's inflate needs: ISA-L's state (87 KB with its window), an output buffer, and the byte arrays for
+/// the sniffed header and the replay. Reused by the next body through an `InflateBufferPool` rather than allocated
+/// for every compressed body.
 final class InflateBuffers {
     let state = UnsafeMutablePointer<inflate_state>.allocate(capacity: 1)
     let output = UnsafeMutablePointer<UInt8>.allocate(capacity: outputBufferSize)
