@@ -4,21 +4,33 @@ import PacketDecoding
 /// Header fields in wire order, names and values as sent (UTF-8, or Latin-1 turned into UTF-8 when a name or
 /// value is not valid UTF-8).
 ///
-/// Every name and value is kept back to back in one byte array, with one array saying where each field is: two
-/// allocations per head instead of one String per name or value longer than 15 bytes (12 of the 39 allocations per
-/// exchange on a browsing capture). Renderers read the bytes directly (`withRawFields`); Strings are made only when
-/// asked for.
+/// Every field is kept in one byte array, each as its name's and its value's lengths followed by the name and the
+/// value: one allocation per head instead of one String per name or value longer than 15 bytes (12 of the 39
+/// allocations per exchange on a browsing capture). Renderers read the bytes directly (`withRawFields`); Strings
+/// are made only when asked for.
 public struct HTTPHeaders: Sendable, Hashable, Sequence {
-    private var bytes: [UInt8] = []
-    private var spans: [Span] = []
+    /// Field after field: the name's length and the value's (`UInt32` each, native byte order), name, value.
+    /// The same fields in the same order are the same bytes, so equality and hashing compare these.
+    private var storage: [UInt8] = []
+    public private(set) var count = 0
+    /// Where the last field's lengths are in `storage`, for obsolete line folding.
+    private var lastField = 0
+    private static let lengthsSize = 8
 
     /// One field: its name at `start`, its value right after the name.
-    private struct Span: Sendable, Hashable {
+    private struct Span {
         var start: Int
         var nameLength: Int
         var valueLength: Int
         var name: Range<Int> { start..<(start + nameLength) }
         var value: Range<Int> { (start + nameLength)..<(start + nameLength + valueLength) }
+
+        /// The field whose lengths are at `offset` in `storage`.
+        init(at offset: Int, in storage: UnsafeRawBufferPointer) {
+            start = offset + HTTPHeaders.lengthsSize
+            nameLength = Int(storage.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+            valueLength = Int(storage.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+        }
     }
 
     public init() {}
@@ -29,21 +41,19 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// Room for `fields` fields whose names and values come to at most `bytes` bytes.
     mutating func reserveCapacity(bytes: Int, fields: Int) {
-        self.bytes.reserveCapacity(bytes)
-        spans.reserveCapacity(fields)
+        storage.reserveCapacity(bytes + fields * Self.lengthsSize)
     }
 
-    public var count: Int { spans.count }
-    public var isEmpty: Bool { spans.isEmpty }
+    public var isEmpty: Bool { count == 0 }
 
     /// The fields as Strings, made on each call (renderers use `withRawFields`).
     public var fields: [(name: String, value: String)] { map { $0 } }
 
     public mutating func append(name: String, value: String) {
-        let start = bytes.count
-        bytes.append(contentsOf: name.utf8)
-        bytes.append(contentsOf: value.utf8)
-        spans.append(Span(start: start, nameLength: name.utf8.count, valueLength: value.utf8.count))
+        let field = beginField()
+        storage.append(contentsOf: name.utf8)
+        storage.append(contentsOf: value.utf8)
+        setLengths(of: field, name: name.utf8.count, value: value.utf8.count)
     }
 
     public mutating func append(contentsOf other: [(name: String, value: String)]) {
@@ -52,34 +62,50 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// Appends a field from the wire: each part kept as UTF-8 when it is, else read as Latin-1.
     mutating func append(wireName name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        let start = bytes.count
+        let field = beginField()
         let nameLength = appendText(name)
-        spans.append(Span(start: start, nameLength: nameLength, valueLength: appendText(value)))
+        setLengths(of: field, name: nameLength, value: appendText(value))
     }
 
     /// Continues the last field's value from the wire (obsolete line folding): a space, then `more`.
     mutating func continueLastValue(wire more: UnsafeRawBufferPointer) {
-        guard !spans.isEmpty else { return }
-        bytes.append(UInt8(ascii: " "))
-        spans[spans.count - 1].valueLength += 1 + appendText(more)
+        guard count > 0 else { return }
+        let last = storage.withUnsafeBytes { Span(at: lastField, in: $0) }
+        storage.append(UInt8(ascii: " "))
+        setLengths(of: lastField, name: last.nameLength, value: last.valueLength + 1 + appendText(more))
+    }
+
+    /// Starts a field with room for its lengths; returns where they go.
+    private mutating func beginField() -> Int {
+        lastField = storage.count
+        count += 1
+        withUnsafeBytes(of: UInt64(0)) { storage.append(contentsOf: $0) }
+        return lastField
+    }
+
+    private mutating func setLengths(of field: Int, name: Int, value: Int) {
+        storage.withUnsafeMutableBytes {
+            $0.storeBytes(of: UInt32(name), toByteOffset: field, as: UInt32.self)
+            $0.storeBytes(of: UInt32(value), toByteOffset: field + 4, as: UInt32.self)
+        }
     }
 
     /// Appends `text` as UTF-8 (Latin-1 transcoded when it is not valid UTF-8); returns the bytes appended.
     private mutating func appendText(_ text: UnsafeRawBufferPointer) -> Int {
         if Self.isASCII(text) || String(validating: text, as: UTF8.self) != nil {
-            bytes.append(contentsOf: text)
+            storage.append(contentsOf: text)
             return text.count
         }
-        let before = bytes.count
+        let before = storage.count
         for byte in text {
             if byte < 0x80 {
-                bytes.append(byte)
+                storage.append(byte)
             } else {
-                bytes.append(0xc0 | (byte >> 6))
-                bytes.append(0x80 | (byte & 0x3f))
+                storage.append(0xc0 | (byte >> 6))
+                storage.append(0x80 | (byte & 0x3f))
             }
         }
-        return bytes.count - before
+        return storage.count - before
     }
 
     /// No byte with the high bit set; 8 bytes at a time.
@@ -98,51 +124,80 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         return high & 0x8080_8080_8080_8080 == 0
     }
 
+    /// Calls `body` with each field in wire order, and the storage it points into, until `body` returns false.
+    private func walk(_ body: (Span, UnsafeRawBufferPointer) -> Bool) {
+        storage.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let span = Span(at: offset, in: bytes)
+                if !body(span, bytes) { return }
+                offset = span.value.upperBound
+            }
+        }
+    }
+
     /// Calls `body` with each field's name and value bytes (valid UTF-8), in wire order.
     public func withRawFields(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
-        bytes.withUnsafeBytes { storage in
-            for span in spans {
-                body(UnsafeRawBufferPointer(rebasing: storage[span.name]),
-                     UnsafeRawBufferPointer(rebasing: storage[span.value]))
-            }
+        walk { span, bytes in
+            body(UnsafeRawBufferPointer(rebasing: bytes[span.name]), UnsafeRawBufferPointer(rebasing: bytes[span.value]))
+            return true
         }
     }
 
-    private func string(_ range: Range<Int>) -> String {
-        bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
-    }
-
-    /// Whether field `span`'s name is `name`, compared ASCII case-insensitively, without allocating.
-    private func hasName(_ span: Span, _ name: String) -> Bool {
+    /// Each value of the fields named `name` (compared ASCII case-insensitively, without allocating), as bytes,
+    /// until `body` returns false.
+    private func forEachValue(of name: String, _ body: (UnsafeRawBufferPointer) -> Bool) {
         var name = name
-        return name.withUTF8 { wanted in
-            guard wanted.count == span.nameLength else { return false }
-            return bytes.withUnsafeBufferPointer { storage in
-                var offset = span.start
-                for q in wanted {
-                    let p = storage[offset]
-                    offset += 1
-                    if p == q { continue }
-                    guard p | 0x20 == q | 0x20, (p | 0x20) >= 0x61, (p | 0x20) <= 0x7a else { return false }
-                }
-                return true
+        name.withUTF8 { wanted in
+            walk { span, bytes in
+                guard Self.hasName(span, in: bytes, wanted) else { return true }
+                return body(UnsafeRawBufferPointer(rebasing: bytes[span.value]))
             }
         }
+    }
+
+    private static func hasName(_ span: Span, in storage: UnsafeRawBufferPointer, _ wanted: UnsafeBufferPointer<UInt8>)
+        -> Bool {
+        guard wanted.count == span.nameLength else { return false }
+        var offset = span.start
+        for q in wanted {
+            let p = storage[offset]
+            offset += 1
+            if p == q { continue }
+            guard p | 0x20 == q | 0x20, (p | 0x20) >= 0x61, (p | 0x20) <= 0x7a else { return false }
+        }
+        return true
     }
 
     /// The first value of a header, name compared case-insensitively.
     public subscript(name: String) -> String? {
-        spans.first { hasName($0, name) }.map { string($0.value) }
+        var first: String?
+        forEachValue(of: name) { value in
+            first = String(decoding: value, as: UTF8.self)
+            return false
+        }
+        return first
     }
 
-    /// Every value of a header, each comma-separated list split into its trimmed, lower-cased elements.
+    /// Every value of a header, each comma-separated list split into its elements, lower-cased, with the spaces
+    /// and tabs around them removed (RFC 9110's list syntax, read byte by byte); empty elements are left out.
     public func tokens(_ name: String) -> [String] {
         var result: [String] = []
-        for span in spans where hasName(span, name) {
-            for part in string(span.value).split(separator: ",") {
-                let token = part.trimmingASCIIWhitespace().lowercased()
-                if !token.isEmpty { result.append(token) }
+        forEachValue(of: name) { value in
+            var start = 0
+            while start < value.count {
+                var end = start
+                while end < value.count && value[end] != UInt8(ascii: ",") { end += 1 }
+                var low = start, high = end
+                while low < high && (value[low] == 0x20 || value[low] == 0x09) { low += 1 }
+                while high > low && (value[high - 1] == 0x20 || value[high - 1] == 0x09) { high -= 1 }
+                if low < high {
+                    result.append(String(decoding: UnsafeRawBufferPointer(rebasing: value[low..<high]), as: UTF8.self)
+                                      .lowercased())
+                }
+                start = end + 1
             }
+            return true
         }
         return result
     }
@@ -151,64 +206,63 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// within `Int`), read without allocating; nil otherwise (absent, repeated, a list, signs, spaces, overflow),
     /// for the caller to read through `values` and name what is odd.
     func plainDecimalValue(_ name: String) -> Int? {
-        var found: Span?
-        for span in spans where hasName(span, name) {
-            if found != nil { return nil }
-            found = span
-        }
-        guard let found, found.valueLength > 0 else { return nil }
-        return bytes.withUnsafeBufferPointer { storage -> Int? in
-            let digits = storage[found.value]
-            if digits.count > 1 && digits.first == 0x30 { return nil }
+        var result: Int?
+        var seen = 0
+        forEachValue(of: name) { digits in
+            seen += 1
+            guard seen == 1, !digits.isEmpty, digits.count == 1 || digits.first != 0x30 else {
+                result = nil
+                return false
+            }
             var value = 0
             for byte in digits {
-                guard byte >= 0x30 && byte <= 0x39 else { return nil }
+                guard byte >= 0x30 && byte <= 0x39 else { return false }
                 let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
                 let (sum, overflow2) = times10.addingReportingOverflow(Int(byte - 0x30))
-                if overflow1 || overflow2 { return nil }
+                if overflow1 || overflow2 { return false }
                 value = sum
             }
-            return value
+            result = value
+            return true
         }
+        return result
     }
 
     /// Every value of a header, raw.
     public func values(_ name: String) -> [String] {
-        spans.filter { hasName($0, name) }.map { string($0.value) }
+        var result: [String] = []
+        forEachValue(of: name) { value in
+            result.append(String(decoding: value, as: UTF8.self))
+            return true
+        }
+        return result
     }
 
     public struct Iterator: IteratorProtocol {
         fileprivate let headers: HTTPHeaders
-        fileprivate var index = 0
+        fileprivate var offset = 0
         public mutating func next() -> (name: String, value: String)? {
-            guard index < headers.spans.count else { return nil }
-            let span = headers.spans[index]
-            index += 1
-            return (headers.string(span.name), headers.string(span.value))
+            guard offset < headers.storage.count else { return nil }
+            return headers.storage.withUnsafeBytes { bytes in
+                let span = Span(at: offset, in: bytes)
+                offset = span.value.upperBound
+                return (String(decoding: UnsafeRawBufferPointer(rebasing: bytes[span.name]), as: UTF8.self),
+                        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[span.value]), as: UTF8.self))
+            }
         }
     }
 
     public func makeIterator() -> Iterator { Iterator(headers: self) }
-    public var underestimatedCount: Int { spans.count }
+    public var underestimatedCount: Int { count }
 
     /// Field by field, byte for byte.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
-        guard lhs.spans.count == rhs.spans.count else { return false }
-        return zip(lhs.spans, rhs.spans).allSatisfy { a, b in
-            a.nameLength == b.nameLength && a.valueLength == b.valueLength
-                && lhs.bytes[a.start..<a.value.upperBound].elementsEqual(rhs.bytes[b.start..<b.value.upperBound])
-        }
+        lhs.count == rhs.count && lhs.storage == rhs.storage
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(spans.count)
-        for span in spans {
-            hasher.combine(span.nameLength)
-            hasher.combine(span.valueLength)
-            bytes.withUnsafeBytes { storage in
-                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: storage[span.start..<span.value.upperBound]))
-            }
-        }
+        hasher.combine(count)
+        storage.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 

@@ -46,6 +46,21 @@ import Testing
         #expect(headers.count == 3 && Array(headers).map(\.name) == ["Content-Type", "X-Latin", "x-latin"])
     }
 
+    /// List elements across repeated fields: split at commas, spaces and tabs around them removed, lower-cased,
+    /// empty elements left out; a field folded onto the next line is one value.
+    @Test func tokensAreTheListElementsOfEveryValue() throws {
+        let headers = HTTPHeaders([("Content-Encoding", " GZip ,\t, br"), ("Accept", "x"), ("content-encoding", ",,"),
+                                   ("CONTENT-ENCODING", "Zstd"), ("Content-Encoding", "")])
+        #expect(headers.tokens("content-encoding") == ["gzip", "br", "zstd"])
+        #expect(headers.tokens("Accept") == ["x"])
+        #expect(headers.tokens("Missing").isEmpty)
+        let folded = try HTTPHeadParser.parse(Array("HTTP/1.1 200 OK\r\nConnection: keep-alive,\r\n Upgrade\r\nZ: 1\r\n\r\n".utf8)[...],
+                                              role: .response).headers
+        #expect(folded.tokens("connection") == ["keep-alive", "upgrade"])
+        #expect(folded == HTTPHeaders([("Connection", "keep-alive, Upgrade"), ("Z", "1")]))
+        #expect(folded.count == 2 && folded["z"] == "1")
+    }
+
     /// A Content-Length read in place is the one plain number; every other form is left to the checks that name it.
     @Test func plainDecimalValueIsOnlyTheOnePlainNumber() {
         func value(_ fields: [(String, String)]) -> Int? { HTTPHeaders(fields).plainDecimalValue("content-length") }
