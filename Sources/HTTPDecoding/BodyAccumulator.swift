@@ -21,18 +21,18 @@ package final class BodyAccumulator {
     /// SHA-256 of the decoded body, kept inline (hashing a body allocates nothing but its digest's text).
     private var decodedHash = SHA256Context()
     /// SHA-256 of no bytes, computed once: most messages (GET requests, 304s) have no body.
-    private static let emptyDigest: String = {
+    private static let emptyDigest: SHA256Digest = {
         var empty = SHA256Context()
-        return empty.finishHexDigest()
+        return empty.finishDigest()
     }()
-    private var decodedDigest: String {
-        guard limits.hashBodies else { return "" }
-        return decodedSize == 0 ? Self.emptyDigest : decodedHash.finishHexDigest()
+    private var decodedDigest: SHA256Digest? {
+        guard limits.hashBodies else { return nil }
+        return decodedSize == 0 ? Self.emptyDigest : decodedHash.finishDigest()
     }
 
     /// What `finish()` gives for a body with no bytes and no content coding.
     package static func emptyBody(contentType: String?, limits: HTTPDecoderLimits) -> HTTPBody {
-        HTTPBody(size: 0, sha256: limits.hashBodies ? emptyDigest : "", encoding: [], transferSize: 0, kept: [],
+        HTTPBody(size: 0, digest: limits.hashBodies ? emptyDigest : nil, encoding: [], transferSize: 0, kept: [],
                  keptIsPartial: false, contentType: contentType)
     }
     private var decodedSize = 0
@@ -122,20 +122,20 @@ package final class BodyAccumulator {
                             + "decoded")
         }
         if decoding {
-            return HTTPBody(size: decodedSize, sha256: decodedDigest, encoding: codings,
+            return HTTPBody(size: decodedSize, digest: decodedDigest, encoding: codings,
                             transferSize: transferSize, kept: decodedKept,
                             keptIsPartial: decodedKept.count < decodedSize, contentType: contentType)
         }
         if keepsRawSeparately {
-            var digest = ""
+            var digest: SHA256Digest?
             if limits.hashBodies {
                 hashKeptRaw()
-                digest = rawHash.finishHexDigest()
+                digest = rawHash.finishDigest()
             }
-            return HTTPBody(size: transferSize, sha256: digest, encoding: [], transferSize: transferSize,
+            return HTTPBody(size: transferSize, digest: digest, encoding: [], transferSize: transferSize,
                             kept: rawKept, keptIsPartial: rawKept.count < transferSize, contentType: contentType)
         }
-        return HTTPBody(size: decodedSize, sha256: decodedDigest, encoding: [], transferSize: transferSize,
+        return HTTPBody(size: decodedSize, digest: decodedDigest, encoding: [], transferSize: transferSize,
                         kept: decodedKept, keptIsPartial: decodedKept.count < decodedSize, contentType: contentType)
     }
 

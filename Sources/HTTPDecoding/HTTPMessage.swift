@@ -270,8 +270,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 public struct HTTPBody: Sendable, Hashable {
     /// Size in bytes of `sha256`'s input: the decoded body, or the bytes as received when decoding failed.
     public var size: Int
-    /// SHA-256 (hex) of the decoded body.
-    public var sha256: String
+    /// SHA-256 of the decoded body (of the bytes as received when decoding failed); nil when not computed
+    /// (`HTTPDecoderLimits.hashBodies` off).
+    public var digest: SHA256Digest?
+    /// `digest` as 64 hex digits, empty when there is none.
+    public var sha256: String { digest?.hex ?? "" }
     /// Content codings removed, in the order they were removed (`gzip`, `br`, ...). Empty when none or on failure.
     public var encoding: [String]
     /// Body bytes as transferred (after de-chunking, before content decoding).
@@ -283,10 +286,10 @@ public struct HTTPBody: Sendable, Hashable {
     /// The Content-Type value, when there was one.
     public var contentType: String?
 
-    public init(size: Int, sha256: String, encoding: [String], transferSize: Int, kept: [UInt8],
+    public init(size: Int, digest: SHA256Digest?, encoding: [String], transferSize: Int, kept: [UInt8],
                 keptIsPartial: Bool, contentType: String?) {
         self.size = size
-        self.sha256 = sha256
+        self.digest = digest
         self.encoding = encoding
         self.transferSize = transferSize
         self.kept = kept

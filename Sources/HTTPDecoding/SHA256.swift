@@ -32,6 +32,12 @@ public final class SHA256 {
     public static func hexDigest(of bytes: [UInt8]) -> String {
         bytes.withUnsafeBytes { hexDigest(of: $0) }
     }
+
+    public static func digest(of bytes: [UInt8]) -> SHA256Digest {
+        var context = SHA256Context()
+        bytes.withUnsafeBytes { context.update($0) }
+        return context.finishDigest()
+    }
 }
 
 /// The same hash as a value, kept inline by its owner (a body's accumulator), so hashing a body allocates nothing
@@ -55,13 +61,50 @@ struct SHA256Context {
         return digest
     }
 
-    /// The digest as hex, finishing this context (see `finish`).
-    mutating func finishHexDigest() -> String {
-        var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        return withUnsafeMutableBytes(of: &digest) { digest in
-            tapkit_sha256_final(&context, digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
-            return hex(UnsafeRawBufferPointer(digest))
+    /// The digest as a value, finishing this context (see `finish`).
+    mutating func finishDigest() -> SHA256Digest {
+        var digest = SHA256Digest()
+        digest.withUnsafeMutableBytes { tapkit_sha256_final(&context, $0.baseAddress?.assumingMemoryBound(to: UInt8.self)) }
+        return digest
+    }
+}
+
+/// A SHA-256 digest as a value: its 32 bytes inline, so a body's digest allocates nothing; renderers write its hex
+/// digits straight into their output (`withHexDigits`).
+public struct SHA256Digest: Sendable, Hashable, CustomStringConvertible {
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try Swift.withUnsafeBytes(of: words, body)
+    }
+
+    fileprivate mutating func withUnsafeMutableBytes(_ body: (UnsafeMutableRawBufferPointer) -> Void) {
+        Swift.withUnsafeMutableBytes(of: &words, body)
+    }
+
+    /// The 32 bytes.
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// 64 lower-case hex digits.
+    public var hex: String { withUnsafeBytes { HTTPDecoding.hex($0) } }
+    public var description: String { hex }
+
+    /// Calls `body` with the 64 lower-case hex digits (ASCII), written on the stack.
+    public func withHexDigits<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        var text: (SHA256Digest, SHA256Digest) = (SHA256Digest(), SHA256Digest())
+        Swift.withUnsafeMutableBytes(of: &text) { out in
+            withUnsafeBytes { writeHex($0, into: UnsafeMutableBufferPointer(start: out.baseAddress?.assumingMemoryBound(to: UInt8.self), count: 64)) }
         }
+        return try Swift.withUnsafeBytes(of: text, body)
+    }
+
+    public static func == (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool {
+        lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2
+            && lhs.words.3 == rhs.words.3
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 
@@ -72,12 +115,17 @@ func hex(_ bytes: [UInt8]) -> String {
 /// Lower-case hex, written straight into the String's storage.
 func hex(_ bytes: UnsafeRawBufferPointer) -> String {
     String(unsafeUninitializedCapacity: bytes.count * 2) { out in
-        let digits: StaticString = "0123456789abcdef"
-        let table = digits.utf8Start
-        for (index, byte) in bytes.enumerated() {
-            out[2 * index] = table[Int(byte >> 4)]
-            out[2 * index + 1] = table[Int(byte & 0x0f)]
-        }
+        writeHex(bytes, into: out)
         return bytes.count * 2
+    }
+}
+
+/// Writes `bytes` as lower-case hex into the first `2 * bytes.count` bytes of `out`.
+private func writeHex(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>) {
+    let digits: StaticString = "0123456789abcdef"
+    let table = digits.utf8Start
+    for (index, byte) in bytes.enumerated() {
+        out[2 * index] = table[Int(byte >> 4)]
+        out[2 * index + 1] = table[Int(byte & 0x0f)]
     }
 }

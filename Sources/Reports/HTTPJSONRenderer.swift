@@ -31,7 +31,7 @@ public enum HTTPJSONRenderer {
             json.append(","); json.key("headers"); headers(request.headers, into: &json)
             json.append(","); json.key("body"); json.append("{")
             json.key("size"); json.number(request.body.size)
-            json.append(","); json.key("sha256"); json.string(request.body.sha256)
+            json.append(","); json.key("sha256"); digest(request.body.digest, into: &json)
             json.append("}}")
         } else {
             json.null()
@@ -44,7 +44,7 @@ public enum HTTPJSONRenderer {
             json.append(","); json.key("headers"); headers(response.headers, into: &json)
             json.append(","); json.key("body"); json.append("{")
             json.key("size"); json.number(response.body.size)
-            json.append(","); json.key("sha256"); json.string(response.body.sha256)
+            json.append(","); json.key("sha256"); digest(response.body.digest, into: &json)
             json.append(","); json.key("encoding"); json.append("[")
             for (index, coding) in response.body.encoding.enumerated() {
                 if index > 0 { json.append(",") }
@@ -151,6 +151,13 @@ public enum HTTPJSONRenderer {
             json.string(warning)
         }
         json.append("]}")
+    }
+
+    /// A body's SHA-256 as a JSON string of hex digits (empty when it was not computed), with no String made.
+    private static func digest(_ digest: SHA256Digest?, into json: inout TextOutput) {
+        json.append("\"")
+        digest?.withHexDigits { json.append(raw: $0) }
+        json.append("\"")
     }
 
     private static func headers(_ headers: HTTPHeaders, into json: inout TextOutput) {

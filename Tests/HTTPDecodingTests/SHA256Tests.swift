@@ -40,6 +40,23 @@ enum Implementation: String, CaseIterable, Sendable {
          "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"),
     ]
 
+    /// A body's digest as a value: its hex digits, written on the stack or as a String, are the known vectors', and
+    /// equal digests are equal values whose hashes agree.
+    @Test func digestValuesGiveTheKnownHexDigits() {
+        var seen: Set<SHA256Digest> = []
+        for (input, wanted) in Self.vectors {
+            let digest = SHA256.digest(of: Array(input.utf8))
+            #expect(digest.hex == wanted)
+            #expect(digest.withHexDigits { Array($0) } == Array(wanted.utf8))
+            #expect(digest.bytes.count == 32 && digest.bytes == SHA256.digest(of: Array(input.utf8)).bytes)
+            #expect(digest == SHA256.digest(of: Array(input.utf8)))
+            seen.insert(digest)
+            seen.insert(SHA256.digest(of: Array(input.utf8)))
+        }
+        #expect(seen.count == Self.vectors.count)
+        #expect(SHA256.digest(of: [1]) != SHA256.digest(of: [2]))
+    }
+
     @Test(arguments: Implementation.allCases)
     func knownVectors(implementation: Implementation) {
         for (input, digest) in Self.vectors {

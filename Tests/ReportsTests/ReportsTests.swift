@@ -16,13 +16,13 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
     }
     let requestHeaders = HTTPHeaders([("Host", "example.com"), ("Accept-Encoding", "gzip"), ("User-Agent", "curl/8.5.0")])
     let request = HTTPRequest(method: "GET", uri: "/v1/items?page=2&q=a%20b", version: "HTTP/1.1", headers: requestHeaders,
-                              body: HTTPBody(size: requestBody.count, sha256: SHA256.hexDigest(of: requestBody), encoding: [],
+                              body: HTTPBody(size: requestBody.count, digest: SHA256.digest(of: requestBody), encoding: [],
                                              transferSize: requestBody.count, kept: requestBody, keptIsPartial: false,
                                              contentType: requestBody.isEmpty ? nil : "application/x-www-form-urlencoded"),
                               headSize: 312 - requestBody.count, start: start, end: at(1))
     let responseHeaders = HTTPHeaders([("Content-Type", contentType), ("Content-Encoding", "gzip")])
     let response = HTTPResponse(status: 200, reason: "OK", version: "HTTP/1.1", headers: responseHeaders,
-                                body: HTTPBody(size: responseBody.count, sha256: SHA256.hexDigest(of: responseBody),
+                                body: HTTPBody(size: responseBody.count, digest: SHA256.digest(of: responseBody),
                                                encoding: ["gzip"], transferSize: 4000, kept: responseBody,
                                                keptIsPartial: false, contentType: contentType),
                                 headSize: 100, interim: [], start: at(150), end: at(183))
@@ -84,7 +84,7 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
 
     @Test func textInItsCharset() {
         let latin1: [UInt8] = [0x63, 0x61, 0x66, 0xe9]  // "café" in ISO-8859-1
-        let body = HTTPBody(size: 4, sha256: "", encoding: [], transferSize: 4, kept: latin1, keptIsPartial: false,
+        let body = HTTPBody(size: 4, digest: nil, encoding: [], transferSize: 4, kept: latin1, keptIsPartial: false,
                             contentType: "text/plain; charset=ISO-8859-1")
         #expect(BodyPresentation.of(body, limit: 100) == .text("café", isJSON: false))
     }

@@ -53,9 +53,9 @@ private func at(_ ms: Int) -> Timestamp { Timestamp(seconds: 1_000 + Int64(ms / 
 
 @Suite struct HTTPStatisticsTests {
     func exchange(_ method: String, status: Int, latencyMs: Int, host: String, size: Int, version: String = "HTTP/1.1") -> HTTPExchange {
-        let body = HTTPBody(size: size, sha256: "", encoding: [], transferSize: size, kept: [], keptIsPartial: false, contentType: nil)
+        let body = HTTPBody(size: size, digest: nil, encoding: [], transferSize: size, kept: [], keptIsPartial: false, contentType: nil)
         let request = HTTPRequest(method: method, uri: "/x", version: version, headers: HTTPHeaders([("Host", host + ":8080")]),
-                                  body: HTTPBody(size: 0, sha256: "", encoding: [], transferSize: 0, kept: [], keptIsPartial: false, contentType: nil),
+                                  body: HTTPBody(size: 0, digest: nil, encoding: [], transferSize: 0, kept: [], keptIsPartial: false, contentType: nil),
                                   headSize: 40, start: at(0), end: at(1))
         let response = HTTPResponse(status: status, reason: "", version: version, headers: HTTPHeaders(), body: body,
                                     headSize: 40, interim: status == 200 ? [HTTPInterimResponse(status: 100, reason: "Continue", headers: HTTPHeaders(), time: at(1))] : [],
