@@ -18,7 +18,7 @@ package final class BodyAccumulator {
     /// Bytes of the body as received that `rawHash` has taken.
     private var rawHashed = 0
     private var rawKept: [UInt8] = []
-    /// SHA-256 of the decoded body, kept inline (hashing a body allocates nothing but its digest's text).
+    /// SHA-256 of the decoded body, kept inline: hashing a body and keeping its digest allocate nothing.
     private var decodedHash = SHA256Context()
     /// SHA-256 of no bytes, computed once: most messages (GET requests, 304s) have no body.
     private static let emptyDigest: SHA256Digest = {

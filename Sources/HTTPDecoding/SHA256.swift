@@ -40,8 +40,7 @@ public final class SHA256 {
     }
 }
 
-/// The same hash as a value, kept inline by its owner (a body's accumulator), so hashing a body allocates nothing
-/// but its digest's text.
+/// The same hash as a value, kept inline by its owner (a body's accumulator), so hashing a body allocates nothing.
 struct SHA256Context {
     private var context = SHA256_CTX()
 
@@ -82,20 +81,16 @@ public struct SHA256Digest: Sendable, Hashable, CustomStringConvertible {
         Swift.withUnsafeMutableBytes(of: &words, body)
     }
 
-    /// The 32 bytes.
-    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
-
     /// 64 lower-case hex digits.
     public var hex: String { withUnsafeBytes { HTTPDecoding.hex($0) } }
     public var description: String { hex }
 
     /// Calls `body` with the 64 lower-case hex digits (ASCII), written on the stack.
     public func withHexDigits<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        var text: (SHA256Digest, SHA256Digest) = (SHA256Digest(), SHA256Digest())
-        Swift.withUnsafeMutableBytes(of: &text) { out in
-            withUnsafeBytes { writeHex($0, into: UnsafeMutableBufferPointer(start: out.baseAddress?.assumingMemoryBound(to: UInt8.self), count: 64)) }
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { text in
+            withUnsafeBytes { writeHex($0, into: text) }
+            return try body(UnsafeRawBufferPointer(text))
         }
-        return try Swift.withUnsafeBytes(of: text, body)
     }
 
     public static func == (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool {
