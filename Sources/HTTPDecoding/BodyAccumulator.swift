@@ -206,11 +206,13 @@ extension DecodeFailure {
 
 /// Decoded bytes the content decoders may still produce over a whole capture, shared by every body: one
 /// decompression bomb is stopped by the per-body limit, this stops a capture holding thousands of them.
-/// It also keeps the inflate buffers finished bodies give back, for the next bodies of the same decoder.
+/// It also keeps the buffers finished bodies and connections give back, for the next ones of the same decoder
+/// (one budget per HTTP decoder, so one thread at a time).
 public final class DecodedBytesBudget {
     public let limit: Int
     public private(set) var spent = 0
     let inflateBuffers = InflateBufferPool()
+    let headBuffers = ByteArrayPool()
 
     public init(limit: Int) { self.limit = limit }
 
@@ -220,5 +222,27 @@ public final class DecodedBytesBudget {
     func spend(_ count: Int) -> Bool {
         spent += count
         return spent <= limit
+    }
+}
+
+/// Byte arrays that closed connections' parsers gave back (their head buffers), for the next connections' parsers:
+/// otherwise most connections allocate one for their first head, in each direction. They come back empty; a
+/// buffer that grew past `keptCapacity` (a long head, a large segment) is freed instead.
+final class ByteArrayPool {
+    static let capacity = 64
+    static let keptCapacity = 8192
+    private var free: [[UInt8]] = []
+
+    var freeCount: Int { free.count }
+
+    func take() -> [UInt8] { free.popLast() ?? [] }
+
+    /// Takes `array`'s storage, leaving it empty.
+    func giveBack(_ array: inout [UInt8]) {
+        var taken: [UInt8] = []
+        swap(&taken, &array)
+        guard free.count < Self.capacity, taken.capacity > 0, taken.capacity <= Self.keptCapacity else { return }
+        taken.removeAll(keepingCapacity: true)
+        free.append(taken)
     }
 }

@@ -157,10 +157,19 @@ final class HTTPMessageParser {
     private var heldGap = false
     private var trailerFields: [UInt8] = []
 
-    init(role: MessageRole, limits: HTTPDecoderLimits, sniffFirst: Bool) {
+    /// Where `buffer` comes from and goes back to when the parser is done with it.
+    private let buffers: ByteArrayPool?
+
+    init(role: MessageRole, limits: HTTPDecoderLimits, sniffFirst: Bool, buffers: ByteArrayPool? = nil) {
         self.role = role
         self.limits = limits
         phase = sniffFirst ? .sniff : .head
+        self.buffers = buffers
+        buffer = buffers?.take() ?? []
+    }
+
+    deinit {
+        buffers?.giveBack(&buffer)
     }
 
     // MARK: Input
@@ -206,12 +215,14 @@ final class HTTPMessageParser {
                 if buffer.count > limits.maxClientHelloBytes { buffer.removeAll(); phase = .opaque }
                 return bytes.count
             }
-            let saved = buffer
-            buffer.removeAll()
-            if decided { phase = .opaque; return bytes.count }
+            if decided { buffer.removeAll(keepingCapacity: true); phase = .opaque; return bytes.count }
             phase = .head
-            // Re-run the saved bytes as HTTP. They include this call's bytes, so consume all of them here.
-            saved.withUnsafeBytes { consume($0, at: time) }
+            // Re-run the sniffed bytes as HTTP, moved out of `buffer` (the head is read into it) into an array
+            // borrowed from the pool. They include this call's bytes, so consume all of them here.
+            var sniffed = buffers?.take() ?? []
+            swap(&sniffed, &buffer)
+            sniffed.withUnsafeBytes { consume($0, at: time) }
+            buffers?.giveBack(&sniffed)
             return bytes.count
         case .afterRefusedTunnel:
             buffer.append(contentsOf: bytes)
@@ -617,7 +628,7 @@ final class HTTPMessageParser {
         case .sniff, .resync, .opaque, .afterRefusedTunnel:
             break
         }
-        buffer.removeAll()
+        buffer.removeAll(keepingCapacity: true)
         phase = .opaque
     }
 

@@ -149,8 +149,8 @@ final class HTTPConnection: MessageParserDelegate {
         self.limits = limits
         self.sink = sink
         self.takeoverFactory = takeoverFactory
-        requestParser = HTTPMessageParser(role: .request, limits: limits, sniffFirst: true)
-        responseParser = HTTPMessageParser(role: .response, limits: limits, sniffFirst: false)
+        requestParser = HTTPMessageParser(role: .request, limits: limits, sniffFirst: true, buffers: budget?.headBuffers)
+        responseParser = HTTPMessageParser(role: .response, limits: limits, sniffFirst: false, buffers: budget?.headBuffers)
         requestParser.delegate = self
         responseParser.delegate = self
     }
