@@ -52,8 +52,11 @@ package final class BodyAccumulator {
         self.limits = limits
         self.contentType = contentType
         self.budget = budget
-        let listed = contentEncoding.filter { $0 != "identity" }
-        codings = listed.reversed()
+        // In place: the caller's array is usually this body's own, so no copy is made.
+        var listed = contentEncoding
+        listed.removeAll { $0 == "identity" }
+        listed.reverse()
+        codings = listed
         if codings.count > limits.maxContentCodings {
             warnings.append("\(codings.count) content codings listed, more than the limit of "
                             + "\(limits.maxContentCodings); body kept as received")

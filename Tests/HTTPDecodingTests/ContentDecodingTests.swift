@@ -73,6 +73,15 @@ struct ContentDecodingTests {
         let body = try #require(c.exchanges(pieceSize: 999).first?.response?.body)
         #expect(body.encoding == ["br", "gzip"])
         #expect(body.sha256 == SHA256.hexDigest(of: Self.body))
+        // `identity` anywhere in the list is no coding at all.
+        var withIdentity = Conversation()
+        withIdentity.client("GET / HTTP/1.1\r\n\r\n")
+        withIdentity.server("HTTP/1.1 200 OK\r\nContent-Encoding: identity, gzip\r\nContent-Encoding: identity, br, identity\r\n"
+                            + "Transfer-Encoding: chunked\r\n\r\n")
+        withIdentity.server(chunked)
+        let same = try #require(withIdentity.exchanges(pieceSize: 999).first?.response?.body)
+        #expect(same.encoding == ["br", "gzip"])
+        #expect(same.sha256 == SHA256.hexDigest(of: Self.body))
     }
 
     @Test func failedDecodeKeepsRawBytesAndSaysWhy() throws {
