@@ -299,10 +299,10 @@ final class HTTPMessageParser {
                     return used + fromThisCall
                 }
                 if lenient == nil, role == .response, let delegate, delegate.parserExpectsHTTP09Response(self) {
-                    // The answer to an HTTP/0.9 request: no status line, the body runs to the close.
-                    let fromThisCall = index + 1 - before
+                    // The answer to an HTTP/0.9 request: no status line, the body runs to the close. Everything
+                    // buffered, this piece included, is its first bytes.
                     startHTTP09Response(at: time)
-                    return used + fromThisCall
+                    return used + piece.count
                 }
                 if lenient == nil {
                     let problem = "not an HTTP/1.x \(role.name) start line: \"\(HTTPHeadParser.preview(buffer[0..<index]))\""

@@ -30,6 +30,19 @@ import Testing
         #expect(exchange.warnings.contains { $0.hasPrefix("HTTP/0.9 response") })
     }
 
+    /// An answer to an HTTP/0.9 request whose first piece could start a status line ("HT") but whose first line is
+    /// not one: all of it is the body, each byte once, whatever the pieces.
+    @Test(arguments: [1, 2, 3, Int.max])
+    func http09ResponseThatCouldStartAStatusLine(pieceSize: Int) throws {
+        let answer = "HTML first lines\nsecond line\n\nafter a blank line\n"
+        var c = Conversation()
+        c.client("GET /old\r\n")
+        c.server(answer)
+        let exchange = try #require(c.exchanges(pieceSize: pieceSize).first)
+        #expect(exchange.response?.body.kept == Array(answer.utf8))
+        #expect(exchange.response?.body.size == answer.utf8.count)
+    }
+
     @Test(arguments: [
         ("Transfer-Encoding: chunked\r\nContent-Length: 3", "request smuggling"),
         ("Content-Length: 3\r\nContent-Length: 3", "duplicate Content-Length (3, 3)"),
