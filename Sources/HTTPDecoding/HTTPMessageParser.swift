@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PacketDecoding
 
 /// One message being read: its parsed head, its body so far, and what went wrong.
@@ -279,7 +282,10 @@ final class HTTPMessageParser {
             }
         }
         let room = limits.maxHeadBytes + 1 - buffer.count
-        let piece = bytes[used..<min(bytes.count, used + room)]
+        var piece = bytes[used..<min(bytes.count, used + room)]
+        // Only the head is copied: what follows it in the piece (often its body, up to a whole 64 KB segment on
+        // loopback or a 16 KB TLS record) is left for the next step.
+        piece = piece.prefix(headBytes(in: UnsafeRawBufferPointer(rebasing: piece)))
         let before = buffer.count
         buffer.append(contentsOf: piece)
         var index = max(scanFrom, 1)
@@ -335,6 +341,21 @@ final class HTTPMessageParser {
     }
 
     private var headStart = Timestamp(seconds: 0, nanoseconds: 0)
+
+    /// How many of `piece`'s bytes the head being buffered can take: up to the LF that ends its blank line when
+    /// that LF is in `piece` (the line may start in `buffer`), else all of them.
+    private func headBytes(in piece: UnsafeRawBufferPointer) -> Int {
+        guard let base = piece.baseAddress else { return 0 }
+        var from = 0
+        while from < piece.count, let found = memchr(base + from, Int32(lf), piece.count - from) {
+            let at = base.distance(to: UnsafeRawPointer(found))
+            let before1 = at >= 1 ? piece[at - 1] : buffer.last
+            let before2 = at >= 2 ? piece[at - 2] : at == 1 ? buffer.last : buffer.dropLast().last
+            if before1 == lf || (before1 == cr && before2 == lf) { return at + 1 }
+            from = at + 1
+        }
+        return piece.count
+    }
 
     /// Whether `bytes` could be the start of `HTTP/` (in any case).
     private static func couldStartStatusLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -505,7 +526,7 @@ final class HTTPMessageParser {
     private func startResync(atLineStart: Bool) {
         phase = .resync
         self.atLineStart = atLineStart
-        buffer.removeAll()
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 4096)
     }
 
     private func consumeResync(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
