@@ -36,6 +36,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     public init() {}
 
     public init(_ fields: [(name: String, value: String)]) {
+        var bytes = 0
+        for field in fields { bytes += field.name.utf8.count + field.value.utf8.count }
+        reserveCapacity(bytes: bytes, fields: fields.count)
         for field in fields { append(name: field.name, value: field.value) }
     }
 
