@@ -5,7 +5,7 @@ import Foundation
 ///
 /// swift-crypto's `AES.GCM.open` and `ChaChaPoly.open` set up the key and copy the ciphertext into a sealed box for
 /// every record, and its `AES._CBC` runs AES block by block in Swift; here the key schedule is made once and each
-/// record is decrypted straight into the `Data` handed on (docs/tls.md, "Speed and memory"). The algorithms are
+/// record is decrypted straight into a buffer reused from record to record (docs/tls.md, "Speed and memory"). The algorithms are
 /// libcrypto's (OpenSSL 3, already linked for SHA-256), none written here.
 ///
 /// Not for concurrent use: a direction's records are opened one after another on one thread.
@@ -53,17 +53,21 @@ final class RecordCipher: @unchecked Sendable {
 
     deinit { EVP_CIPHER_CTX_free(context) }
 
-    /// Authenticated decryption (12-byte nonce, 16-byte tag). Nil when the tag does not verify.
-    func open(nonce: [UInt8], additionalData: [UInt8], ciphertext: UnsafeRawBufferPointer,
-              tag: UnsafeRawBufferPointer) -> Data? {
-        guard nonce.count == 12, tag.count == Self.tagLength, ciphertext.count <= Int(Int32.max) else { return nil }
-        guard EVP_DecryptInit_ex(context, nil, nil, nil, nonce) == 1 else { return nil }
+    /// Authenticated decryption (12-byte nonce, 16-byte tag) into `plaintext`, whose storage is reused from record
+    /// to record. False when the tag does not verify.
+    func open(nonce: UnsafeRawBufferPointer, additionalData: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
+              tag: UnsafeRawBufferPointer, into plaintext: inout [UInt8]) -> Bool {
+        guard nonce.count == 12, tag.count == Self.tagLength, ciphertext.count <= Int(Int32.max) else { return false }
+        guard EVP_DecryptInit_ex(context, nil, nil, nil, nonce.bindMemory(to: UInt8.self).baseAddress) == 1 else {
+            return false
+        }
         var length: Int32 = 0
-        guard EVP_DecryptUpdate(context, nil, &length, additionalData, Int32(additionalData.count)) == 1 else { return nil }
+        guard EVP_DecryptUpdate(context, nil, &length, additionalData.bindMemory(to: UInt8.self).baseAddress,
+                                Int32(additionalData.count)) == 1 else { return false }
         // One byte more than the plaintext, so the output pointer is valid even for an empty record.
-        var plaintext = Data(count: ciphertext.count + 1)
-        let opened = plaintext.withUnsafeMutableBytes { output -> Bool in
-            let out = output.bindMemory(to: UInt8.self).baseAddress!
+        Self.resize(&plaintext, to: ciphertext.count + 1)
+        let opened = plaintext.withUnsafeMutableBufferPointer { output -> Bool in
+            let out = output.baseAddress!
             var written: Int32 = 0
             if ciphertext.count > 0 {
                 guard EVP_DecryptUpdate(context, out, &written, ciphertext.bindMemory(to: UInt8.self).baseAddress,
@@ -75,21 +79,27 @@ final class RecordCipher: @unchecked Sendable {
             return EVP_DecryptFinal_ex(context, out + Int(written), &final) == 1
         }
         plaintext.removeLast()
-        return opened ? plaintext : nil
+        return opened
     }
 
-    /// CBC decryption of whole blocks, without removing padding (the record layer checks it with the MAC).
-    func decryptBlocks(iv: UnsafeRawBufferPointer, blocks: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard iv.count == 16, blocks.count % 16 == 0, blocks.count > 0, blocks.count <= Int(Int32.max) else { return nil }
-        guard EVP_DecryptInit_ex(context, nil, nil, nil, iv.bindMemory(to: UInt8.self).baseAddress) == 1 else { return nil }
-        var plaintext = [UInt8](repeating: 0, count: blocks.count)
-        let decrypted = plaintext.withUnsafeMutableBufferPointer { output -> Bool in
+    /// `array` with `count` elements, keeping its storage when it is large enough.
+    private static func resize(_ array: inout [UInt8], to count: Int) {
+        array.removeAll(keepingCapacity: true)
+        array.append(contentsOf: repeatElement(0, count: count))
+    }
+
+    /// CBC decryption of whole blocks into `plaintext` (its storage reused), without removing padding (the record
+    /// layer checks it with the MAC). False when libcrypto refuses.
+    func decryptBlocks(iv: UnsafeRawBufferPointer, blocks: UnsafeRawBufferPointer, into plaintext: inout [UInt8]) -> Bool {
+        guard iv.count == 16, blocks.count % 16 == 0, blocks.count > 0, blocks.count <= Int(Int32.max) else { return false }
+        guard EVP_DecryptInit_ex(context, nil, nil, nil, iv.bindMemory(to: UInt8.self).baseAddress) == 1 else { return false }
+        Self.resize(&plaintext, to: blocks.count)
+        return plaintext.withUnsafeMutableBufferPointer { output -> Bool in
             var written: Int32 = 0
             guard EVP_DecryptUpdate(context, output.baseAddress, &written, blocks.bindMemory(to: UInt8.self).baseAddress,
                                     Int32(blocks.count)) == 1, written == Int32(blocks.count) else { return false }
             var final: Int32 = 0
             return EVP_DecryptFinal_ex(context, output.baseAddress! + Int(written), &final) == 1
         }
-        return decrypted ? plaintext : nil
     }
 }

@@ -14,7 +14,8 @@ struct RecordProtection {
     }
 
     enum Outcome {
-        case plaintext(contentType: UInt8, bytes: Data)
+        /// `bytes` is a part of the buffer given to `open`: use it before the next record is opened into it.
+        case plaintext(contentType: UInt8, bytes: ArraySlice<UInt8>)
         /// The tag or MAC did not verify (wrong key, or corrupted bytes).
         case authenticationFailed
         /// The record is too short or misshapen for this cipher.
@@ -81,71 +82,91 @@ struct RecordProtection {
                                 macKey: macLength > 0 ? SymmetricKey(data: macKey) : nil)
     }
 
-    /// Opens one record with the current sequence number (the caller advances it).
-    func open(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer) -> Outcome {
+    /// Opens one record with the current sequence number (the caller advances it), decrypting into `plaintext`,
+    /// a buffer the caller keeps from record to record.
+    func open(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer, into plaintext: inout [UInt8]) -> Outcome {
         switch scheme {
-        case .tls13: return open13(type: type, version: version, fragment: fragment)
-        case .tls12AEAD: return open12AEAD(type: type, version: version, fragment: fragment)
+        case .tls13: return open13(type: type, version: version, fragment: fragment, into: &plaintext)
+        case .tls12AEAD: return open12AEAD(type: type, version: version, fragment: fragment, into: &plaintext)
         case .tls12CBC(let encryptThenMAC):
-            return openCBC(type: type, version: version, fragment: fragment, encryptThenMAC: encryptThenMAC)
+            return openCBC(type: type, version: version, fragment: fragment, encryptThenMAC: encryptThenMAC,
+                           into: &plaintext)
         }
     }
 
-    private func sequenceNonce() -> [UInt8] {
-        var nonce = iv
-        for index in 0..<8 { nonce[4 + index] ^= UInt8(truncatingIfNeeded: sequence >> UInt64(56 - 8 * index)) }
+    /// The nonce of the record with the current sequence number: the IV with the sequence XORed into its end.
+    private func sequenceNonce() -> ShortBytes {
+        var nonce = ShortBytes(iv)
+        nonce.xorBigEndian(sequence, endingAt: iv.count)
         return nonce
     }
 
-    private func aeadOpen(nonce: [UInt8], ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
-                          additionalData: [UInt8]) -> Data? {
-        cipher.open(nonce: nonce, additionalData: additionalData, ciphertext: ciphertext, tag: tag)
+    private func aeadOpen(nonce: ShortBytes, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+                          additionalData: ShortBytes, into plaintext: inout [UInt8]) -> Bool {
+        nonce.withBytes { nonce in
+            additionalData.withBytes { additionalData in
+                cipher.open(nonce: nonce, additionalData: additionalData, ciphertext: ciphertext, tag: tag,
+                            into: &plaintext)
+            }
+        }
     }
 
-    private func open13(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer) -> Outcome {
+    private func open13(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer,
+                        into plaintext: inout [UInt8]) -> Outcome {
         guard fragment.count >= Self.tagLength + 1 else {
             return .malformed("\(fragment.count) bytes is too short for a TLS 1.3 record (needs at least 17)")
         }
-        let header: [UInt8] = [type, UInt8(version >> 8), UInt8(version & 0xFF),
-                               UInt8(fragment.count >> 8), UInt8(fragment.count & 0xFF)]
+        var header = ShortBytes()
+        header.appendHeader(type: type, version: version, length: fragment.count)
         let split = fragment.count - Self.tagLength
-        guard let inner = aeadOpen(nonce: sequenceNonce(), ciphertext: UnsafeRawBufferPointer(rebasing: fragment[..<split]),
-                                   tag: UnsafeRawBufferPointer(rebasing: fragment[split...]), additionalData: header) else {
+        guard aeadOpen(nonce: sequenceNonce(), ciphertext: UnsafeRawBufferPointer(rebasing: fragment[..<split]),
+                       tag: UnsafeRawBufferPointer(rebasing: fragment[split...]), additionalData: header,
+                       into: &plaintext) else {
             return .authenticationFailed
         }
         // TLSInnerPlaintext: content, the real type, then zero padding.
-        guard let typeIndex = inner.lastIndex(where: { $0 != 0 }) else {
+        guard let typeIndex = plaintext.lastIndex(where: { $0 != 0 }) else {
             return .malformed("decrypted TLS 1.3 record has no content type (all padding)")
         }
-        return .plaintext(contentType: inner[typeIndex], bytes: inner[inner.startIndex..<typeIndex])
+        return .plaintext(contentType: plaintext[typeIndex], bytes: plaintext[..<typeIndex])
     }
 
-    private func additionalData12(type: UInt8, version: UInt16, length: Int) -> [UInt8] {
-        var data: [UInt8] = []
-        data.reserveCapacity(13)
-        for shift in stride(from: 56, through: 0, by: -8) { data.append(UInt8(truncatingIfNeeded: sequence >> UInt64(shift))) }
-        data += [type, UInt8(version >> 8), UInt8(version & 0xFF), UInt8(length >> 8), UInt8(length & 0xFF)]
+    private func additionalData12(type: UInt8, version: UInt16, length: Int) -> ShortBytes {
+        var data = ShortBytes(repeating: 0, count: 8)
+        data.xorBigEndian(sequence, endingAt: 8)
+        data.appendHeader(type: type, version: version, length: length)
         return data
     }
 
-    private func open12AEAD(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer) -> Outcome {
+    private func open12AEAD(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer,
+                            into plaintext: inout [UInt8]) -> Outcome {
         let explicitNonce = iv.count == 4 ? 8 : 0
         guard fragment.count >= explicitNonce + Self.tagLength else {
             return .malformed("\(fragment.count) bytes is too short for a TLS 1.2 AEAD record (needs \(explicitNonce + Self.tagLength))")
         }
-        let nonce = explicitNonce > 0 ? iv + Array(fragment[0..<8]) : sequenceNonce()
+        var nonce: ShortBytes
+        if explicitNonce > 0 {
+            nonce = ShortBytes(iv)
+            for byte in fragment[0..<8] { nonce.append(byte) }
+        } else {
+            nonce = sequenceNonce()
+        }
         let split = fragment.count - Self.tagLength
         let plaintextLength = split - explicitNonce
-        guard let plaintext = aeadOpen(nonce: nonce,
-                                       ciphertext: UnsafeRawBufferPointer(rebasing: fragment[explicitNonce..<split]),
-                                       tag: UnsafeRawBufferPointer(rebasing: fragment[split...]),
-                                       additionalData: additionalData12(type: type, version: version, length: plaintextLength)) else {
+        guard aeadOpen(nonce: nonce, ciphertext: UnsafeRawBufferPointer(rebasing: fragment[explicitNonce..<split]),
+                       tag: UnsafeRawBufferPointer(rebasing: fragment[split...]),
+                       additionalData: additionalData12(type: type, version: version, length: plaintextLength),
+                       into: &plaintext) else {
             return .authenticationFailed
         }
-        return .plaintext(contentType: type, bytes: plaintext)
+        return .plaintext(contentType: type, bytes: plaintext[...])
     }
 
-    private func mac(_ parts: [UInt8], _ body: UnsafeRawBufferPointer) -> [UInt8] {
+    private func mac(_ header: ShortBytes, _ body: UnsafeRawBufferPointer) -> [UInt8] {
+        header.withBytes { mac($0, body) }
+    }
+
+    private func mac(_ parts: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer) -> [UInt8] {
         guard let macKey, case .aesCBC(_, let hash) = suite.protection else { return [] }
         switch hash {
         case .sha1:
@@ -160,7 +181,8 @@ struct RecordProtection {
         }
     }
 
-    private func openCBC(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer, encryptThenMAC: Bool) -> Outcome {
+    private func openCBC(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer, encryptThenMAC: Bool,
+                         into decrypted: inout [UInt8]) -> Outcome {
         guard case .aesCBC(_, let hash) = suite.protection else { return .malformed("not a CBC suite") }
         let macLength = hash.length
         let blocksEnd = encryptThenMAC ? fragment.count - macLength : fragment.count
@@ -172,8 +194,8 @@ struct RecordProtection {
                                UnsafeRawBufferPointer(rebasing: fragment[..<blocksEnd]))
             guard expected.elementsEqual(fragment[blocksEnd...]) else { return .authenticationFailed }
         }
-        guard let decrypted = cipher.decryptBlocks(iv: UnsafeRawBufferPointer(rebasing: fragment[0..<16]),
-                                                   blocks: UnsafeRawBufferPointer(rebasing: fragment[16..<blocksEnd])),
+        guard cipher.decryptBlocks(iv: UnsafeRawBufferPointer(rebasing: fragment[0..<16]),
+                                   blocks: UnsafeRawBufferPointer(rebasing: fragment[16..<blocksEnd]), into: &decrypted),
               let padding = decrypted.last else {
             return .authenticationFailed
         }
@@ -181,14 +203,57 @@ struct RecordProtection {
         let contentEnd = decrypted.count - paddingLength - (encryptThenMAC ? 0 : macLength)
         guard contentEnd >= 0,
               decrypted.suffix(paddingLength).allSatisfy({ $0 == padding }) else { return .authenticationFailed }
-        let content = decrypted.prefix(contentEnd)
         if !encryptThenMAC {
-            let received = decrypted[(decrypted.startIndex + contentEnd)..<(decrypted.endIndex - paddingLength)]
-            let expected = Array(content).withUnsafeBytes {
-                mac(additionalData12(type: type, version: version, length: contentEnd), $0)
+            let received = decrypted[contentEnd..<(decrypted.count - paddingLength)]
+            let expected = decrypted.withUnsafeBytes {
+                mac(additionalData12(type: type, version: version, length: contentEnd),
+                    UnsafeRawBufferPointer(rebasing: $0[..<contentEnd]))
             }
             guard expected.elementsEqual(received) else { return .authenticationFailed }
         }
-        return .plaintext(contentType: type, bytes: Data(content))
+        return .plaintext(contentType: type, bytes: decrypted[..<contentEnd])
+    }
+}
+
+/// A nonce or a record's additional data: at most 16 bytes, kept inline so a record's nonce and header cost no
+/// allocation.
+struct ShortBytes {
+    private var storage: (UInt64, UInt64) = (0, 0)
+    private(set) var count = 0
+
+    init() {}
+
+    init(_ bytes: [UInt8]) {
+        for byte in bytes { append(byte) }
+    }
+
+    init(repeating byte: UInt8, count: Int) {
+        for _ in 0..<count { append(byte) }
+    }
+
+    mutating func append(_ byte: UInt8) {
+        precondition(count < 16, "ShortBytes holds at most 16 bytes")
+        withUnsafeMutableBytes(of: &storage) { $0[count] = byte }
+        count += 1
+    }
+
+    /// A record header: type, version, length (RFC 8446 section 5.1).
+    mutating func appendHeader(type: UInt8, version: UInt16, length: Int) {
+        append(type)
+        append(UInt8(version >> 8))
+        append(UInt8(version & 0xFF))
+        append(UInt8(truncatingIfNeeded: length >> 8))
+        append(UInt8(truncatingIfNeeded: length))
+    }
+
+    /// XORs `value`, big-endian, into the 8 bytes that end at `end`.
+    mutating func xorBigEndian(_ value: UInt64, endingAt end: Int) {
+        withUnsafeMutableBytes(of: &storage) { bytes in
+            for index in 0..<8 { bytes[end - 8 + index] ^= UInt8(truncatingIfNeeded: value >> UInt64(56 - 8 * index)) }
+        }
+    }
+
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        withUnsafeBytes(of: storage) { body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
 }

@@ -12,6 +12,9 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     private let keys: TLSKeySource
     private let onSession: (TLSSessionFacts) -> Void
     private var connections: [ConnectionID: TLSConnection] = [:]
+    /// Every record is decrypted into this buffer and handed on from it before the next one: one buffer for all
+    /// records instead of one per record.
+    private var plaintext: [UInt8] = []
 
     public init(keys: TLSKeySource, limits: TLSDecryptionLimits = TLSDecryptionLimits(), inner: Inner,
                 onSession: @escaping (TLSSessionFacts) -> Void) {
@@ -256,7 +259,8 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
                                       suite: suite, forClient: side == 0, encryptThenMAC: serverHello.encryptThenMAC)
         }
         guard var protection = state.protection else { return .done }
-        let outcome = protection.open(type: record.type, version: record.version, fragment: fragment)
+        let outcome = protection.open(type: record.type, version: record.version, fragment: fragment,
+                                          into: &plaintext)
         protection.sequence &+= 1
         state.protection = protection
         deliver(connection, side, record, outcome, fragmentLength: fragment.count)
@@ -285,7 +289,8 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             }
             anyKey = true
             if candidate == state.stage { currentKeyKnown = true }
-            let outcome = protection.open(type: record.type, version: record.version, fragment: fragment)
+            let outcome = protection.open(type: record.type, version: record.version, fragment: fragment,
+                                          into: &plaintext)
             if case .authenticationFailed = outcome {
                 if candidate == state.stage { state.protection = protection }
                 continue
