@@ -23,10 +23,13 @@ enum KeyDerivation {
 
     /// TLS 1.3 HKDF-Expand-Label (RFC 8446 section 7.1) with an empty or given context.
     static func expandLabel(secret: [UInt8], label: String, context: [UInt8] = [], length: Int, sha384: Bool) -> [UInt8] {
-        let label = Array(label.utf8)
+        var label = label
         var output = [UInt8](repeating: 0, count: length)
-        let ok = tapkit_tls13_expand_label(kdfs.tls13, sha384 ? 1 : 0, secret, secret.count, label, label.count,
-                                           context, context.count, &output, length)
+        // The label's bytes straight from the String (a small one is copied to the stack, not the heap).
+        let ok = label.withUTF8 { label in
+            tapkit_tls13_expand_label(kdfs.tls13, sha384 ? 1 : 0, secret, secret.count, label.baseAddress, label.count,
+                                      context, context.count, &output, length)
+        }
         precondition(ok == 1, "libcrypto's TLS13-KDF is missing or refused its input")
         return output
     }
