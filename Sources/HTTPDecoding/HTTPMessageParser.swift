@@ -286,6 +286,8 @@ final class HTTPMessageParser {
         // Only the head is copied: what follows it in the piece (often its body, up to a whole 64 KB segment on
         // loopback or a 16 KB TLS record) is left for the next step.
         piece = piece.prefix(headBytes(in: UnsafeRawBufferPointer(rebasing: piece)))
+        // Room for most heads at once, so a new buffer is not grown step by step as heads get longer.
+        if buffer.capacity < 1024 { buffer.reserveCapacity(max(1024, piece.count)) }
         let before = buffer.count
         buffer.append(contentsOf: piece)
         var index = max(scanFrom, 1)
