@@ -1,5 +1,4 @@
 import CCompression
-import Foundation
 
 /// One direction's cipher from libcrypto's EVP interface, keyed once and reused for every record of that key.
 ///

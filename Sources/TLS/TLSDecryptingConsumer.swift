@@ -260,7 +260,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         }
         guard var protection = state.protection else { return .done }
         let outcome = protection.open(type: record.type, version: record.version, fragment: fragment,
-                                          into: &plaintext)
+                                      into: &plaintext)
         protection.sequence &+= 1
         state.protection = protection
         deliver(connection, side, record, outcome, fragmentLength: fragment.count)
