@@ -14,14 +14,17 @@ public final class SHA256 {
         context.update(bytes)
     }
 
-    /// The 32-byte digest. The hasher is not consumed.
-    public func finalize() -> [UInt8] {
+    /// The digest of what was hashed so far. The hasher is not consumed.
+    public func digest() -> SHA256Digest {
         var copy = context
-        return copy.finish()
+        return copy.finishDigest()
     }
 
+    /// The 32-byte digest. The hasher is not consumed.
+    public func finalize() -> [UInt8] { digest().withUnsafeBytes { Array($0) } }
+
     /// The digest as 64 lower-case hex digits.
-    public func hexDigest() -> String { hex(finalize()) }
+    public func hexDigest() -> String { digest().hex }
 
     public static func hexDigest(of bytes: UnsafeRawBufferPointer) -> String {
         let hasher = SHA256()
@@ -53,14 +56,7 @@ struct SHA256Context {
         tapkit_sha256_update(&context, base, bytes.count)
     }
 
-    /// The 32-byte digest, finishing this context: it must not be updated or finished again afterwards.
-    mutating func finish() -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        digest.withUnsafeMutableBufferPointer { tapkit_sha256_final(&context, $0.baseAddress) }
-        return digest
-    }
-
-    /// The digest as a value, finishing this context (see `finish`).
+    /// The digest, finishing this context: it must not be updated or finished again afterwards.
     mutating func finishDigest() -> SHA256Digest {
         var digest = SHA256Digest()
         digest.withUnsafeMutableBytes { tapkit_sha256_final(&context, $0.baseAddress?.assumingMemoryBound(to: UInt8.self)) }
@@ -101,10 +97,6 @@ public struct SHA256Digest: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) {
         withUnsafeBytes { hasher.combine(bytes: $0) }
     }
-}
-
-func hex(_ bytes: [UInt8]) -> String {
-    bytes.withUnsafeBytes { hex($0) }
 }
 
 /// Lower-case hex, written straight into the String's storage.
