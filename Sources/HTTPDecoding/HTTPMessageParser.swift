@@ -321,7 +321,7 @@ final class HTTPMessageParser {
                     return used + fromThisCall
                 }
             }
-            if buffer[index - 1] == lf || (buffer[index - 1] == cr && index >= 2 && buffer[index - 2] == lf) {
+            if Self.lineFeedEndsHead(after: buffer[index - 1], index >= 2 ? buffer[index - 2] : nil) {
                 let headSize = index + 1
                 let fromThisCall = headSize - before
                 parseHead(size: headSize, at: time)
@@ -344,6 +344,11 @@ final class HTTPMessageParser {
 
     private var headStart = Timestamp(seconds: 0, nanoseconds: 0)
 
+    /// Whether a LF preceded by `last` and, before it, `secondLast` ends a blank line, so a head: LF LF or LF CR LF.
+    private static func lineFeedEndsHead(after last: UInt8?, _ secondLast: UInt8?) -> Bool {
+        last == lf || (last == cr && secondLast == lf)
+    }
+
     /// How many of `piece`'s bytes the head being buffered can take: up to the LF that ends its blank line when
     /// that LF is in `piece` (the line may start in `buffer`), else all of them.
     private func headBytes(in piece: UnsafeRawBufferPointer) -> Int {
@@ -353,7 +358,7 @@ final class HTTPMessageParser {
             let at = base.distance(to: UnsafeRawPointer(found))
             let before1 = at >= 1 ? piece[at - 1] : buffer.last
             let before2 = at >= 2 ? piece[at - 2] : at == 1 ? buffer.last : buffer.dropLast().last
-            if before1 == lf || (before1 == cr && before2 == lf) { return at + 1 }
+            if Self.lineFeedEndsHead(after: before1, before2) { return at + 1 }
             from = at + 1
         }
         return piece.count
