@@ -460,6 +460,47 @@ scenario_sandbox() {
         || { result "left_behind=yes"; note "links before: $links_before after: $links_after; netns before: $netns_before after: $netns_after; nft before: $nft_before after: $nft_after"; }
 }
 
+# How long a scenario may run: about four times what it takes under emulation on a busy machine.
+# Past that, `stuck` says what is still running and stops it, so a hang costs minutes and says
+# where it was, instead of running the VM into its timeout with nothing to show.
+limit_of() { case "$1" in switch|landing) echo 180 ;; *) echo 120 ;; esac; }
+
+# What the scenario runs: the lab shell's descendants, less the lab's own servers and ASKER's.
+running() {  # ASKER
+    ps -eo pid=,ppid= | awk -v root=$$ -v skip="$1 ${lab_pids[*]}" '
+        BEGIN { n = split(skip, s, " "); for (i = 1; i <= n; i++) skipped[s[i]] = 1 }
+        { parent[$1] = $2 }
+        END { for (p in parent) { q = p; while (q in parent && q != root && !(q in skipped) && q > 1) q = parent[q]
+                                   if (q == root && p != root) print p } }' | sort -n
+}
+
+stuck() {  # SECONDS: sleeps that long, then says what the scenario still runs and stops it
+    local nap me=$BASHPID
+    trap 'kill $nap 2>/dev/null; exit 0' TERM
+    sleep "$1" & nap=$!
+    wait $nap
+    local pids pid summary=""
+    pids=$(running $me)
+    for pid in $pids; do
+        summary="$summary$(ps -o pid=,stat=,wchan:20=,args= -p "$pid" 2>/dev/null | cut -c1-100 | tr -s ' ') | "
+    done
+    touch "$lab/timed-out"
+    result "timed_out=yes limit_s=$1"
+    # One line for the test's failure message, then the details.
+    note "stuck after $1 s: ${summary% | }"
+    for pid in $pids; do
+        [ -r "/proc/$pid/stack" ] && sed "s/^/# stack $pid: /" "/proc/$pid/stack" 2>/dev/null | head -12
+    done
+    dmesg 2>/dev/null | tail -n 15 | sed 's/^/# dmesg: /'
+    tc_state | sed 's/^/# tc now: /'
+    # Until the scenario ends: whatever it starts next is stopped too, so it runs to its end quickly.
+    while true; do
+        for pid in $(running $me); do kill -TERM "$pid" 2>/dev/null; done
+        sleep 2 & nap=$!; wait $nap
+        for pid in $(running $me); do kill -KILL "$pid" 2>/dev/null; done
+    done
+}
+
 # One lab for the whole run (setting it up costs seconds under emulation); every scenario
 # turns its profile off and checks the client's qdiscs are as before, so the next starts clean.
 overall=0
@@ -473,7 +514,12 @@ fi
 for scenario in "${scenarios[@]}"; do
     note "scenario $scenario (driver $driver) starts at $(cut -d' ' -f1 /proc/uptime)s uptime"
     started=$(now)
+    rm -f "$lab/timed-out"
+    stuck "$(limit_of "$scenario")" &
+    alarm=$!
     "scenario_$scenario"; status=$?
+    kill "$alarm" 2>/dev/null; wait "$alarm" 2>/dev/null
+    [ -e "$lab/timed-out" ] && status=124
     stop_scenario_processes
     if [ $status -ne 0 ]; then
         # Leave nothing behind for the next scenario, whatever state the failure left.

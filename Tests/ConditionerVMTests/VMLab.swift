@@ -24,10 +24,18 @@ struct LabRun: Sendable {
         self.results = results
     }
 
-    /// The figures of one scenario, or an error that shows the guest's output.
+    /// The figures of one scenario, or an error that shows the guest's output. Its first line says what went
+    /// wrong and, for a scenario the lab stopped at its time limit, what was still running (CI shows that line).
     func figures(_ scenario: String) throws -> Figures {
         guard let values = results[scenario] else {
-            throw LabError("the VM printed no results for '\(scenario)' (vm-run status \(status)):\n\(output.suffix(4000))")
+            let lastNote = output.split(separator: "\n").last { $0.hasPrefix("# ") }.map { " Last note: \($0.dropFirst(2))" } ?? ""
+            throw LabError("the VM printed no results for '\(scenario)' (vm-run status \(status)).\(lastNote)\n\(output.suffix(4000))")
+        }
+        if values["timed_out"] == "yes" {
+            let lines = output.split(separator: "\n")
+            let from = lines.firstIndex { $0.hasPrefix("RESULT \(scenario) timed_out=") } ?? lines.startIndex
+            let stuck = lines[from...].first { $0.hasPrefix("# stuck after ") }.map { String($0.dropFirst(2)) } ?? "stuck"
+            throw LabError("'\(scenario)' ran past its \(values["limit_s"] ?? "?") s and was stopped: \(stuck)\n\(output.suffix(4000))")
         }
         return Figures(scenario: scenario, values: values)
     }
