@@ -121,7 +121,7 @@ public struct DNSMessage {
     /// tcpdump's response code: the header's four bits, extended by an OPT record's upper eight (RFC 6891),
     /// found by walking every section. Stops quietly where the captured bytes end.
     public var responseCode: UInt16 {
-        var code = headerResponseCode
+        let code = headerResponseCode
         guard hasHeader else { return code }
         var at = Self.headerLength
         for _ in 0..<questionCount {
