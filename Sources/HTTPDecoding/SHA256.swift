@@ -26,21 +26,17 @@ public final class SHA256 {
     /// The digest as 64 lower-case hex digits.
     public func hexDigest() -> String { digest().hex }
 
-    public static func hexDigest(of bytes: UnsafeRawBufferPointer) -> String {
-        let hasher = SHA256()
-        hasher.update(bytes)
-        return hasher.hexDigest()
-    }
-
-    public static func hexDigest(of bytes: [UInt8]) -> String {
-        bytes.withUnsafeBytes { hexDigest(of: $0) }
-    }
-
-    public static func digest(of bytes: [UInt8]) -> SHA256Digest {
+    public static func digest(of bytes: UnsafeRawBufferPointer) -> SHA256Digest {
         var context = SHA256Context()
-        bytes.withUnsafeBytes { context.update($0) }
+        context.update(bytes)
         return context.finishDigest()
     }
+
+    public static func digest(of bytes: [UInt8]) -> SHA256Digest { bytes.withUnsafeBytes { digest(of: $0) } }
+
+    public static func hexDigest(of bytes: UnsafeRawBufferPointer) -> String { digest(of: bytes).hex }
+
+    public static func hexDigest(of bytes: [UInt8]) -> String { digest(of: bytes).hex }
 }
 
 /// The same hash as a value, kept inline by its owner (a body's accumulator), so hashing a body allocates nothing.
