@@ -4,8 +4,8 @@ import CCompression
 ///
 /// swift-crypto's `AES.GCM.open` and `ChaChaPoly.open` set up the key and copy the ciphertext into a sealed box for
 /// every record, and its `AES._CBC` runs AES block by block in Swift; here the key schedule is made once and each
-/// record is decrypted straight into a buffer reused from record to record (docs/tls.md, "Speed and memory"). The algorithms are
-/// libcrypto's (OpenSSL 3, already linked for SHA-256), none written here.
+/// record is decrypted straight into a buffer reused from record to record (docs/tls.md, "Speed and memory"). The
+/// algorithms are libcrypto's (OpenSSL 3, already linked for SHA-256), none written here.
 ///
 /// Not for concurrent use: a direction's records are opened one after another on one thread.
 final class RecordCipher: @unchecked Sendable {
