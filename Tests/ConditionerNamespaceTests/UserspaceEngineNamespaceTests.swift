@@ -74,7 +74,7 @@ struct UserspaceEngineNamespaceTests {
         let received = try pings(pair, count: sent, interval: "0.002", wait: "1").count
         // 99% binomial interval for 30% loss over 600: 420 ± 2.576 × √(600 × 0.3 × 0.7).
         let spread = 2.576 * (Double(sent) * 0.3 * 0.7).squareRoot()
-        print("user-space engine (nftables): 30% loss, \(received) of \(sent) answered (expected 420 ± \(Int(spread)))")
+        print("user-space engine: 30% uplink loss, \(received) of \(sent) answered (expected 420 ± \(Int(spread)))")
         #expect(abs(Double(received) - 420) <= spread, "\(received) answered")
         #expect(try pair.condition(["apply", "Black Hole", "-i", "vc", "--yes"]).status == 0)
         #expect(try pings(pair, count: 10, interval: "0.02", wait: "1").isEmpty)

@@ -19,8 +19,10 @@ import Testing
         #expect(!commands.joined().contains("netem"))
         #expect(commands.contains { $0.starts(with: ["tc", "class", "add", "dev", "eth0"]) && $0.contains("1mbit") })
         let table = try #require(commands.first { $0.starts(with: ["nft", "add", "table", "inet", "tapkit_eth0"]) })
-        // 10% loss without correlation is nftables' numgen; the 500 ms delay marks packets for the queue.
-        #expect(table.joined(separator: " ").contains("numgen random mod 1000000 < 100000 counter drop"))
+        // Downlink: 10% loss without correlation is nftables' numgen. Uplink loss is the engine's (a send
+        // netfilter drops fails with EPERM); the 500 ms delay marks packets for the queue.
+        #expect(table.joined(separator: " ").contains("add rule inet tapkit_eth0 downlink_apply numgen random mod 1000000 < 100000 counter drop"))
+        #expect(!table.joined(separator: " ").contains("uplink_apply numgen"))
         #expect(table.joined(separator: " ").contains("meta mark set meta mark | 0x20000000"))
         let start = try #require(commands.first { $0.first == "/usr/bin/condition" })
         #expect(start.starts(with: ["/usr/bin/condition", "__engine", "-i", "eth0", "--id", outcome.state.engineID ?? "?"]))

@@ -68,24 +68,29 @@ public enum UserspaceEngine {
         for queue in queues(interface) {
             switch queue.role {
             case .uplink:
-                models[queue.number] = DelayModel(settings: profile.uplink, lossInEngine: lossInEngine(profile.uplink))
+                models[queue.number] = DelayModel(settings: profile.uplink, lossInEngine: lossInEngine(profile.uplink, uplink: true))
             case .uplinkDNS:
                 models[queue.number] = DelayModel(settings: profile.uplink, extraDelayMicroseconds: profile.dnsDelayMicroseconds,
-                                                  lossInEngine: lossInEngine(profile.uplink))
+                                                  lossInEngine: lossInEngine(profile.uplink, uplink: true))
             case .downlink:
-                models[queue.number] = DelayModel(settings: profile.downlink, lossInEngine: lossInEngine(profile.downlink))
+                models[queue.number] = DelayModel(settings: profile.downlink, lossInEngine: lossInEngine(profile.downlink, uplink: false))
             }
         }
         return models
     }
 
-    /// Correlated loss needs the engine's memory of the last draw; plain loss is nftables' `numgen`, no queue.
-    static func lossInEngine(_ settings: LinkSettings) -> Bool { settings.correlationPercent > 0 && settings.lossPercent > 0 }
+    /// Where a direction's loss is decided. Downlink: nftables' `numgen` (no queue), unless correlated (that needs
+    /// the engine's memory of the last draw). Uplink: always the engine. A packet this host sends that netfilter
+    /// drops on its way out fails the send itself (`sendto`/`connect` get EPERM at once), where a lossy link, and
+    /// netem, lose it silently; a packet dropped by a verdict after it was queued is lost silently, as on a link.
+    static func lossInEngine(_ settings: LinkSettings, uplink: Bool) -> Bool {
+        settings.lossPercent > 0 && (uplink || settings.correlationPercent > 0)
+    }
 
     /// Whether a direction's packets go through the engine at all.
-    static func needsQueue(_ settings: LinkSettings) -> Bool {
+    static func needsQueue(_ settings: LinkSettings, uplink: Bool) -> Bool {
         settings.delayMicroseconds > 0 || settings.jitterMicroseconds > 0 || settings.reorderPercent > 0
-            || lossInEngine(settings)
+            || lossInEngine(settings, uplink: uplink)
     }
 
     /// How many packets each queue may hold, as netem's limit is sized: rate × (delay + jitter) for the slower
@@ -219,7 +224,8 @@ public enum UserspaceEngine {
         var rules: [[String]] = []
         for (chain, settings) in [("uplink", profile.uplink), ("downlink", profile.downlink)] {
             let apply = chain + "_apply"
-            if settings.lossPercent > 0 && !lossInEngine(settings) {
+            let uplink = chain == "uplink"
+            if settings.lossPercent > 0 && !lossInEngine(settings, uplink: uplink) {
                 if settings.lossPercent >= 100 {
                     rules.append(["add", "rule", "inet", table, apply, "counter", "drop"])
                     continue
@@ -233,7 +239,7 @@ public enum UserspaceEngine {
                 rules.append(["add", "rule", "inet", table, apply, "meta", "l4proto", "{", "tcp,", "udp", "}", "th", "dport", "53",
                               "meta", "mark", "set", "meta", "mark", "|", hex(dnsMark), "counter", "return"])
             }
-            if needsQueue(settings) {
+            if needsQueue(settings, uplink: uplink) {
                 rules.append(["add", "rule", "inet", table, apply, "meta", "mark", "set", "meta", "mark", "|", hex(mainMark), "counter"])
             }
         }
