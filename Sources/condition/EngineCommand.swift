@@ -78,7 +78,8 @@ struct EngineCommand: ParsableCommand {
                 guard let current = try? store.load(device), current.engineID == id else { return false }
                 engine.update(profile: current.profile, interface: device)
             }
-            if bytes == nil { return false }
+            // No record, or no interface any more (its namespace deleted, a device unplugged): nothing to condition.
+            if bytes == nil || if_nametoindex(device.rawValue) == 0 { return false }
             if Date().timeIntervalSince(lastReport) >= 1 {
                 lastReport = Date()
                 let counters = engine.counters
