@@ -11,6 +11,9 @@ import Glibc
 /// (its queue length), beyond which it drops, as a full netem queue does.
 public final class DelayEngine {
     private let socket: NetfilterQueueSocket
+    private let sender: RawPacketSender
+    /// The uplink queues: their held packets are copies, sent again by `sender` (see `RawPacketSender`).
+    private let resent: Set<UInt16>
     private var models: [UInt16: DelayModel]
     private var states: [UInt16: DelayModel.State] = [:]
     private var held = ReleaseHeap()
@@ -26,9 +29,12 @@ public final class DelayEngine {
     /// Binds the interface's queues (in this process's network namespace) for `profile`.
     public init(profile: Profile, interface: InterfaceName, maximumHeld: UInt32) throws {
         socket = try NetfilterQueueSocket()
+        sender = try RawPacketSender(mark: UserspaceEngine.resentMark)
         models = UserspaceEngine.models(profile, interface: interface)
-        for queue in UserspaceEngine.queues(interface) {
-            try socket.bind(queue: queue.number, maximumLength: maximumHeld)
+        let queues = UserspaceEngine.queues(interface)
+        resent = Set(queues.filter { $0.role != .downlink }.map(\.number))
+        for queue in queues {
+            try socket.bind(queue: queue.number, maximumLength: maximumHeld, copyPackets: resent.contains(queue.number))
             states[queue.number] = DelayModel.State()
         }
         arrived.reserveCapacity(4096)
@@ -59,7 +65,7 @@ public final class DelayEngine {
             for packet in arrived { admit(packet, now: now) }
             try socket.flushVerdicts()
         }
-        while let entry = held.popFirst() { socket.addVerdict(.accept, for: entry.packet) }
+        while let entry = held.popFirst() { release(entry.packet) }
         try socket.flushVerdicts()
     }
 
@@ -79,6 +85,11 @@ public final class DelayEngine {
             socket.addVerdict(.accept, for: packet)
         case .after(let nanoseconds):
             counters.delayed += 1
+            if resent.contains(packet.queue) {
+                // The copy is held; the original is freed now, and with it its socket's small-queue budget.
+                guard !packet.payload.isEmpty else { socket.addVerdict(.accept, for: packet); return }
+                socket.addVerdict(.drop, for: packet)
+            }
             held.push(due: now + nanoseconds, packet: packet)
         }
     }
@@ -86,7 +97,15 @@ public final class DelayEngine {
     private func releaseDue(_ now: UInt64) {
         while let first = held.first, first.due <= now {
             _ = held.popFirst()
-            socket.addVerdict(.accept, for: first.packet)
+            release(first.packet)
+        }
+    }
+
+    private func release(_ packet: NetfilterQueueSocket.QueuedPacket) {
+        if resent.contains(packet.queue) && !packet.payload.isEmpty {
+            sender.send(packet.payload)
+        } else {
+            socket.addVerdict(.accept, for: packet)
         }
     }
 

@@ -15,6 +15,8 @@ final class NetfilterQueueSocket {
     struct QueuedPacket: Equatable {
         var queue: UInt16
         var id: UInt32
+        /// The packet's bytes (from its IP header on), on queues bound with `copyPackets`; empty otherwise.
+        var payload: [UInt8] = []
     }
 
     enum Verdict: UInt32 { case drop = 0, accept = 1 }
@@ -60,14 +62,16 @@ final class NetfilterQueueSocket {
     /// Binds `queue`: packets sent to it arrive here, metadata only, at most `maximumLength` held at a time (the
     /// kernel drops beyond that, as a full netem queue does). GSO packets arrive whole (`NFQA_CFG_F_GSO`): the
     /// verdict needs no payload, so segmenting them would only cost time.
-    func bind(queue: UInt16, maximumLength: UInt32) throws {
+    /// With `copyPackets`, each packet's bytes come too (NFQNL_COPY_PACKET) and GSO packets are segmented first,
+    /// so every copy is one packet the engine can send again itself.
+    func bind(queue: UInt16, maximumLength: UInt32, copyPackets: Bool = false) throws {
         try configure(queue: queue, attributes: [(1, [1, 0, 0, 0])]) // NFQA_CFG_CMD: NFQNL_CFG_CMD_BIND, pf AF_UNSPEC
-        var parameters = Self.bigEndian32(0)
-        parameters.append(1) // NFQA_CFG_PARAMS: copy_range 0, NFQNL_COPY_META
+        var parameters = Self.bigEndian32(copyPackets ? 0xffff : 0)
+        parameters.append(copyPackets ? 2 : 1) // NFQA_CFG_PARAMS: NFQNL_COPY_PACKET or NFQNL_COPY_META
         try configure(queue: queue, attributes: [
             (2, parameters),
             (3, Self.bigEndian32(maximumLength)), // NFQA_CFG_QUEUE_MAXLEN
-            (4, Self.bigEndian32(4)), (5, Self.bigEndian32(4)), // NFQA_CFG_MASK, NFQA_CFG_FLAGS: NFQA_CFG_F_GSO
+            (4, Self.bigEndian32(4)), (5, Self.bigEndian32(copyPackets ? 0 : 4)), // NFQA_CFG_MASK, FLAGS: NFQA_CFG_F_GSO
         ])
     }
 
@@ -139,14 +143,22 @@ final class NetfilterQueueSocket {
             if type == (Self.subsystemQueue << 8) | Self.messagePacket {
                 let queue = UInt16(receiveBuffer[offset + 18]) << 8 | UInt16(receiveBuffer[offset + 19])
                 var attribute = offset + 20
+                var packet: QueuedPacket?
+                var payload: [UInt8] = []
                 while attribute + 4 <= offset + length {
                     let attributeLength = Int(load16(attribute))
-                    guard attributeLength >= 4 else { break }
-                    if load16(attribute + 2) & 0x3fff == 1, attributeLength >= 11 { // NFQA_PACKET_HDR
-                        packets.append(QueuedPacket(queue: queue, id: loadBigEndian32(attribute + 4)))
-                        break
+                    guard attributeLength >= 4, attribute + attributeLength <= offset + length else { break }
+                    let kind = load16(attribute + 2) & 0x3fff
+                    if kind == 1, attributeLength >= 11 { // NFQA_PACKET_HDR
+                        packet = QueuedPacket(queue: queue, id: loadBigEndian32(attribute + 4))
+                    } else if kind == 10 { // NFQA_PAYLOAD
+                        payload = Array(receiveBuffer[(attribute + 4)..<(attribute + attributeLength)])
                     }
                     attribute += (attributeLength + 3) & ~3
+                }
+                if var packet {
+                    packet.payload = payload
+                    packets.append(packet)
                 }
             }
             offset += (length + 3) & ~3

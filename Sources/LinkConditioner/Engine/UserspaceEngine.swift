@@ -24,7 +24,8 @@ public enum ConditioningEngine: String, Sendable, Codable, Equatable {
 ///   chain downlink (prerouting,  priority -160, iifname IFACE)  -> downlink_select
 ///   chain *_select: NDP and --exclude return; targets (or all IP) go to *_apply
 ///   chain *_apply:  loss without correlation: numgen random drop; DNS: mark 0x40000000; the rest: mark 0x20000000
-///   chain unmark (postrouting and prerouting, priority -140): the two mark bits cleared again
+///   chain unmark (postrouting and prerouting, priority -140): the mark bits cleared again
+/// The engine's own copies on the uplink (`RawPacketSender`) carry mark 0x10000000 and pass `uplink` untouched.
 /// iptables-nft/ip6tables-nft -t mangle (priority -150, between the two):
 ///   -o IFACE -m mark --mark 0x20000000/0x60000000 -j NFQUEUE --queue-num BASE --queue-bypass    (uplink)
 ///   -o IFACE -m mark --mark 0x40000000/0x60000000 -j NFQUEUE --queue-num BASE+1 --queue-bypass  (uplink DNS)
@@ -38,7 +39,9 @@ public enum ConditioningEngine: String, Sendable, Codable, Equatable {
 public enum UserspaceEngine {
     static let mainMark: UInt32 = 0x2000_0000
     static let dnsMark: UInt32 = 0x4000_0000
-    static let markMask: UInt32 = 0x6000_0000
+    /// Set (with SO_MARK) on the copies the engine sends again on the uplink, so its rules let them pass.
+    static let resentMark: UInt32 = 0x1000_0000
+    static let markMask: UInt32 = 0x7000_0000
 
     /// The engine's queues on one interface: uplink, uplink DNS, downlink.
     struct Queue: Equatable, Sendable {
@@ -134,6 +137,9 @@ public enum UserspaceEngine {
             script.append(["add", "chain", "inet", table, "unmark_" + chain,
                            "{", "type", "filter", "hook", hook, "priority", "-140", ";", "}"])
             let device = chain == "uplink" ? "oifname" : "iifname"
+            if chain == "uplink" {
+                script.append(["add", "rule", "inet", table, chain, "meta", "mark", "&", hex(resentMark), "!=", "0", "return"])
+            }
             script.append(["add", "rule", "inet", table, chain, device, quoted(interface.rawValue), "jump", chain + "_select"])
             script.append(["add", "rule", "inet", table, "unmark_" + chain, device, quoted(interface.rawValue),
                            "meta", "mark", "&", hex(markMask), "!=", "0", "meta", "mark", "set", "meta", "mark", "&", hex(~markMask)])
