@@ -38,9 +38,9 @@ struct Connection: Sendable {
     }
 
     var bufferedBytes: Int { toServer.pendingBytes + toClient.pendingBytes }
+    var bufferedChunks: Int { toServer.pending.count + toClient.pending.count }
     /// How a direction that reaches its end (FIN, or the RST's sequence number) ends.
     var endReason: StreamEndReason { wasReset ? .reset : .fin }
-    var bufferedChunks: Int { toServer.pending.count + toClient.pending.count }
 
     subscript(direction: StreamDirection) -> HalfStream {
         get { direction == .clientToServer ? toServer : toClient }

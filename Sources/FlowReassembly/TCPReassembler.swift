@@ -129,10 +129,7 @@ public struct TCPReassembler: Sendable {
                 } else {
                     // The held bytes lie before this SYN or far beyond it: another connection's on this 4-tuple.
                     release(slot: existing, synSeen: false, at: time, into: &consumer)
-                    consumer.warning(slots[existing].id, "connection reused by a new SYN before it ended; ending the "
-                                     + "old one", at: time)
-                    closeConnection(slot: existing, reason: .evicted, at: time, into: &consumer)
-                    remove(slot: existing)
+                    endReusedConnection(slot: existing, at: time, into: &consumer)
                     slot = nil
                 }
             } else if isSYN && !isACK && !isRST {
@@ -143,11 +140,7 @@ public struct TCPReassembler: Sendable {
                     slots[existing][direction].initialSequence = sequenceNumber
                 } else if half.phase != .unseen && half.initialSequence != sequenceNumber {
                     // The 4-tuple was reused before we saw the old connection end.
-                    let id = slots[existing].id
-                    consumer.warning(id, "connection reused by a new SYN before it ended; ending the old one",
-                                     at: time)
-                    closeConnection(slot: existing, reason: .evicted, at: time, into: &consumer)
-                    remove(slot: existing)
+                    endReusedConnection(slot: existing, at: time, into: &consumer)
                     slot = nil
                 }
             }
@@ -313,9 +306,19 @@ public struct TCPReassembler: Sendable {
         closeIfOverdue(slot: s, now: time, into: &consumer)
     }
 
-    /// Whether each direction has ended or seen its FIN.
+    /// A new SYN on a 4-tuple whose connection had not ended: the old one ends (`.evicted`) and is forgotten.
+    private mutating func endReusedConnection<Consumer: StreamConsumer>(slot s: Int, at time: Timestamp,
+                                                                        into consumer: inout Consumer) {
+        consumer.warning(slots[s].id, "connection reused by a new SYN before it ended; ending the old one", at: time)
+        closeConnection(slot: s, reason: .evicted, at: time, into: &consumer)
+        remove(slot: s)
+    }
+
+    /// Whether each direction has ended or seen its FIN. Runs for every segment: reads the fields in place (no
+    /// copy of the directions, no array).
     private func bothDirectionsFinished(slot s: Int) -> Bool {
-        [slots[s].toServer, slots[s].toClient].allSatisfy { $0.phase == .ended || $0.finSequence != nil }
+        (slots[s].toServer.phase == .ended || slots[s].toServer.finSequence != nil)
+            && (slots[s].toClient.phase == .ended || slots[s].toClient.finSequence != nil)
     }
 
     /// A connection that is over (both FINs, or a RST) but still had holes below its end: once the

@@ -129,7 +129,7 @@ struct EdgeFixtureTests {
 
     /// The four-tuple reused at once: after a SYN answered by RST, and after a close. Each SYN with a new ISN is
     /// a connection of its own.
-    @Test(arguments: ["reuse-rst.pcap", "reuse-fin.pcap", "reuse-fin-late-ack.pcap"])
+    @Test(arguments: ["reuse-rst.pcap", "reuse-rst-late-rst.pcap", "reuse-fin.pcap", "reuse-fin-late-ack.pcap"])
     func reusedFourTupleStartsNewConnections(file: String) throws {
         let (decoded, stderr) = try Self.decode(file)
         let logged = try #require(Self.captures[file]?["exchanges"] as? [[String: Any]])
