@@ -450,7 +450,8 @@ public struct Conditioner: Sendable {
             hasForeignRoot: current?.foreignRoot != nil, ingressPresent: ingressPresent,
             ingressRedirectsToOurIFB: ingressPresent && state == nil && ((try? ingressIsOurs(interface)) ?? false),
             ifbPresent: (try? interfaceExists(interface.ifbName)) == true,
-            engineTablePresent: table, presentQueueRules: rules)
+            engineTablePresent: table, presentQueueRules: rules,
+            faultTablePresent: (try? runner.run(["nft", "list", "table", "inet", ConnectionFaults.table(interface)]))?.status == 0)
     }
 
     // MARK: - Status

@@ -11,10 +11,13 @@ public struct ObservedInterface: Sendable, Equatable {
     /// The user-space engine's nftables table, and those of its iptables-nft queue rules that exist (`-A` form).
     public var engineTablePresent: Bool
     public var presentQueueRules: [[String]]
+    /// The connection faults' nftables table.
+    public var faultTablePresent: Bool
 
     public init(interfacePresent: Bool, hasOurRoot: Bool, hasForeignRoot: Bool, ingressPresent: Bool,
                 ingressRedirectsToOurIFB: Bool, ifbPresent: Bool, engineTablePresent: Bool = false,
-                presentQueueRules: [[String]] = []) {
+                presentQueueRules: [[String]] = [], faultTablePresent: Bool = false) {
+        self.faultTablePresent = faultTablePresent
         self.engineTablePresent = engineTablePresent
         self.presentQueueRules = presentQueueRules
         self.interfacePresent = interfacePresent
@@ -34,6 +37,7 @@ public struct ObservedInterface: Sendable, Equatable {
                                  hasForeignRoot: !uplink.needsTree && state.replacedRoot != nil,
                                  ingressPresent: true, ingressRedirectsToOurIFB: true, ifbPresent: true,
                                  engineTablePresent: userspace,
-                                 presentQueueRules: userspace ? UserspaceEngine.queueRules(state.interface) : [])
+                                 presentQueueRules: userspace ? UserspaceEngine.queueRules(state.interface) : [],
+                                 faultTablePresent: !(state.profile.faults?.isEmpty ?? true))
     }
 }

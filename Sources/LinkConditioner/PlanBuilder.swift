@@ -73,6 +73,9 @@ public enum PlanBuilder {
             commands.append(engineStart)
             commands += UserspaceEngine.queueRules(interface)
         }
+        if let faults = engineProfile.faults, !faults.isEmpty {
+            commands.append(ConnectionFaults.createTable(faults, interface: interface, selection: selection))
+        }
         if replaceIngress {
             commands.append(["tc", "qdisc", "del", "dev", interface.rawValue, "ingress"])
         }
@@ -110,6 +113,10 @@ public enum PlanBuilder {
         }
         plan += switchEgress(device: interface.ifbName, from: downlinkSpec(oldProfile, selection: selection),
                              to: downlinkSpec(newProfile, selection: selection))
+        if old.profile.faults.map({ !$0.isEmpty }) ?? false { plan.append(ConnectionFaults.deleteTable(interface)) }
+        if let faults = new.profile.faults, !faults.isEmpty {
+            plan.append(ConnectionFaults.createTable(faults, interface: interface, selection: selection))
+        }
         if oldUplink.needsTree && !newUplink.needsTree, new.replacedRoot == nil,
            let restore = old.replacedRoot?.restoreCommand(interface: interface) {
             plan.append(restore)
@@ -126,6 +133,7 @@ public enum PlanBuilder {
         // The queue rules first, so nothing more is queued; the engine sees its record gone and exits by itself.
         var commands: [[String]] = observed.presentQueueRules.map(UserspaceEngine.deleting)
         if observed.engineTablePresent { commands.append(UserspaceEngine.deleteTable(interface)) }
+        if observed.faultTablePresent { commands.append(ConnectionFaults.deleteTable(interface)) }
         let dev = interface.rawValue
         if observed.interfacePresent {
             // With a record the ingress is ours (apply deleted any other first, under --force).

@@ -95,11 +95,13 @@ public struct Profile: Sendable, Equatable, Codable {
     /// Set for a profile that is a schedule: other profiles, by name, one after another (`apply` runs it
     /// step by step); such a profile has no settings of its own.
     public var schedule: Schedule?
+    /// Connection faults (reset or stall after some bytes, refused connections); nil = none.
+    public var faults: ConnectionFaults?
 
     public init(name: String, summary: String = "", isApproximate: Bool = false,
                 downlink: LinkSettings = .unchanged, uplink: LinkSettings = .unchanged,
                 dnsDelayMicroseconds: UInt64 = 0, excludeLoopback: Bool = false, source: String? = nil,
-                schedule: Schedule? = nil) {
+                schedule: Schedule? = nil, faults: ConnectionFaults? = nil) {
         self.name = name
         self.summary = summary
         self.isApproximate = isApproximate
@@ -109,10 +111,11 @@ public struct Profile: Sendable, Equatable, Codable {
         self.excludeLoopback = excludeLoopback
         self.source = source
         self.schedule = schedule
+        self.faults = faults
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, summary, isApproximate, downlink, uplink, dnsDelayMicroseconds, excludeLoopback, source, schedule
+        case name, summary, isApproximate, downlink, uplink, dnsDelayMicroseconds, excludeLoopback, source, schedule, faults
     }
 
     /// Fields added later are optional, so records written by an earlier version still load.
@@ -127,6 +130,7 @@ public struct Profile: Sendable, Equatable, Codable {
         excludeLoopback = try container.decodeIfPresent(Bool.self, forKey: .excludeLoopback) ?? false
         source = try container.decodeIfPresent(String.self, forKey: .source)
         schedule = try container.decodeIfPresent(Schedule.self, forKey: .schedule)
+        faults = try container.decodeIfPresent(ConnectionFaults.self, forKey: .faults)
     }
 
     /// The traffic this profile conditions when applied with `selection`: with `excludeLoopback`, minus loopback.
@@ -167,7 +171,8 @@ public struct Profile: Sendable, Equatable, Codable {
             if !(-1000...1000).contains(settings.packetOverheadBytes) { problems.append("\(label) packet overhead must be -1000 to 1000 bytes") }
         }
         if dnsDelayMicroseconds > maxMicroseconds { problems.append("DNS delay must be at most 60 s") }
-        if schedule == nil && downlink.isUnchanged && uplink.isUnchanged && dnsDelayMicroseconds == 0 {
+        if schedule == nil && downlink.isUnchanged && uplink.isUnchanged && dnsDelayMicroseconds == 0
+            && (faults?.isEmpty ?? true) {
             problems.append("it changes nothing (every field is absent or zero); set at least one of bandwidthKbit, "
                             + "delayMs, lossPercent in downlink or uplink, or dnsDelayMs")
         }

@@ -29,7 +29,7 @@ public struct ProfileFileError: Error, CustomStringConvertible, Equatable {
 /// Units are in the field names so a number can never be read in the wrong unit.
 public enum ProfileFile {
     public static let topLevelFields = ["name", "description", "approximate", "downlink", "uplink", "dnsDelayMs",
-                                        "excludeLoopback"]
+                                        "excludeLoopback", "faults"]
     public static let directionFields = ["bandwidthKbit", "delayMs", "jitterMs", "lossPercent", "jitterDistribution",
                                          "correlationPercent", "reorderPercent", "duplicatePercent", "corruptPercent",
                                          "packetOverheadBytes"]
@@ -91,7 +91,37 @@ public enum ProfileFile {
         }
         return Profile(name: name, summary: summary, isApproximate: approximate,
                        downlink: downlink, uplink: uplink, dnsDelayMicroseconds: dnsDelay,
-                       excludeLoopback: excludeLoopback, source: file)
+                       excludeLoopback: excludeLoopback, source: file,
+                       faults: try faults(object["faults"], file: file))
+    }
+
+    public static let faultFields = ["resetAfterBytes", "stallAfterBytes", "refuse"]
+
+    /// `"faults": {"resetAfterBytes": N, "stallAfterBytes": N, "refuse": "reset" | "unreachable" | "timeout"}`.
+    private static func faults(_ value: JSONValue?, file: String) throws -> ConnectionFaults? {
+        guard let value, value != .null else { return nil }
+        guard case .object(let object) = value else {
+            throw ProfileFileError(file: file, field: "faults", problem: "expected an object like {\"resetAfterBytes\": 100000}, got \(value.shortDescription)")
+        }
+        try rejectUnknown(object, allowed: faultFields, prefix: "faults.", file: file)
+        func bytes(_ field: String) throws -> UInt64? {
+            guard let number = try number(object[field], field: "faults." + field, file: file, range: 1...1e15,
+                                          expected: "a whole number of bytes from 1 to 10^15") else { return nil }
+            guard number == number.rounded() else {
+                throw ProfileFileError(file: file, field: "faults." + field, problem: "expected a whole number of bytes, got \(number)")
+            }
+            return UInt64(number)
+        }
+        var refuse: ConnectionFaults.Refusal?
+        if let value = object["refuse"], value != .null {
+            guard case .string(let text) = value, let mode = ConnectionFaults.Refusal(rawValue: text) else {
+                throw ProfileFileError(file: file, field: "faults.refuse",
+                                       problem: "expected \"reset\", \"unreachable\" or \"timeout\", got \(value.shortDescription)")
+            }
+            refuse = mode
+        }
+        return ConnectionFaults(resetAfterBytes: try bytes("resetAfterBytes"), stallAfterBytes: try bytes("stallAfterBytes"),
+                                refuse: refuse)
     }
 
     /// Fields of a profile that is a schedule: other profiles by name, one after another.

@@ -253,11 +253,11 @@ public enum UserspaceEngine {
     }
 
     /// Commands joined with `;` into one `nft` run: nft reads its arguments as one script, sent as one batch.
-    private static func nft(_ script: [[String]]) -> [String] {
+    static func nft(_ script: [[String]]) -> [String] {
         ["nft"] + script.enumerated().flatMap { index, command in index == 0 ? command : [";"] + command }
     }
 
-    private static func set(_ values: [String]) -> [String] {
+    static func set(_ values: [String]) -> [String] {
         values.count == 1 ? values : ["{"] + values.enumerated().map { $0 == values.count - 1 ? $1 : $1 + "," } + ["}"]
     }
 
