@@ -95,3 +95,20 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
         }
     }
 }
+
+extension ConnectionFaults {
+    /// Packets each fault has acted on (reset, dropped or refused), keyed by fault (`reset`, `stall`, `refuse`),
+    /// summed over its rules, from `nft -j list table inet tapkit_faults_IFACE`; nil when that is not its JSON.
+    public static func counters(nftJSON: Data) -> [String: UInt64]? {
+        guard let root = try? JSONSerialization.jsonObject(with: nftJSON) as? [String: Any],
+              let items = root["nftables"] as? [[String: Any]] else { return nil }
+        var counters: [String: UInt64] = [:]
+        for item in items {
+            guard let rule = item["rule"] as? [String: Any], let fault = rule["comment"] as? String,
+                  let expressions = rule["expr"] as? [[String: Any]] else { continue }
+            let packets = expressions.compactMap { ($0["counter"] as? [String: Any])?["packets"] as? Int }.reduce(0, +)
+            counters[fault, default: 0] += UInt64(max(0, packets))
+        }
+        return counters
+    }
+}

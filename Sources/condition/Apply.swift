@@ -368,6 +368,9 @@ struct Status: ParsableCommand {
             print("  engine: \(status.engine)" + (status.engineCounters.map {
                 " (pid \($0.pid): \($0.delayed) packets held, \($0.passed) sent at once, \($0.dropped) dropped)"
             } ?? ""))
+            if let faults = status.faults {
+                print("  faults: " + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) packets" }.joined(separator: ", "))
+            }
             if let conditions = status.conditions { print("  only: \(conditions)") }
             for excluded in status.excluded ?? [] { print("  not conditioned: \(excluded)") }
             for (label, counters) in [("uplink", status.uplink), ("downlink", status.downlink)] {
