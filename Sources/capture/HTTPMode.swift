@@ -50,6 +50,7 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
             // a followed one grows as it is re-read, so then every connection stays on the worker.
             let route = SinkRoute(sink: show)
             try loop.run(consumer: &consumer, local: keys.follows ? nil : (makeConsumer(route.deliver), route)) {
+                $0.finishWaiting(at: $1)
                 $0.reportKeyLogWarnings(at: $1)
                 $0.inner.flush(at: $1)
             }
