@@ -7,6 +7,9 @@ struct PendingChunk: Sendable {
     /// Causal order: the peer's sequence number this chunk's segment acknowledged. The chunk is not delivered
     /// before the peer's stream has been delivered up to there (its sender had received those bytes first).
     var gate: UInt32? = nil
+    /// When the bytes were captured, kept only for bytes held before the connection was announced (see
+    /// `HalfStream.held`): they are delivered with it, so a held request still starts when it was captured.
+    var capturedAt: Timestamp? = nil
     var end: UInt32 { sequence &+ UInt32(truncatingIfNeeded: bytes.count) }
 }
 
@@ -64,8 +67,13 @@ struct HalfStream: Sendable {
     /// against it. The reassembler sets it before each call.
     var peerPosition: UInt32?
 
+    /// The connection is not announced yet (opened by data without a SYN, see `Connection.isProvisional`): every
+    /// byte is buffered and nothing is delivered, so a late SYN can still place it and set the roles.
+    var held = false
+
     /// Whether a chunk's gate lets it go: no gate, the peer is not open, or the peer's delivery reached it.
     func gateIsOpen(_ gate: UInt32?) -> Bool {
+        if held { return false }
         guard let gate, let peerPosition else { return true }
         return sequenceDistance(from: peerPosition, to: gate) <= 0
     }
@@ -166,7 +174,7 @@ struct HalfStream: Sendable {
         }
         // Bytes cut by the snap length will never be seen; say so right away rather than stall the stream on them.
         let capturedEnd = sequence &+ UInt32(truncatingIfNeeded: count)
-        if uncapturedTail > 0 && sequenceDistance(from: nextSequence, to: capturedEnd) == 0 {
+        if uncapturedTail > 0 && !held && sequenceDistance(from: nextSequence, to: capturedEnd) == 0 {
             consumer.streamGap(id, direction, length: uncapturedTail, at: time)
             nextSequence &+= UInt32(truncatingIfNeeded: uncapturedTail)
             change.released += drain(at: time, id: id, direction: direction, into: &consumer)
@@ -217,12 +225,15 @@ struct HalfStream: Sendable {
             }
             let bytes = UnsafeRawBufferPointer(rebasing: payload[(cursor - start)..<(stop - start)])
             let chunkSequence = nextSequence &+ UInt32(truncatingIfNeeded: cursor)
-            if index > 0 && pending[index - 1].end == chunkSequence && (gate == nil || pending[index - 1].gate == gate) {
+            if index > 0 && pending[index - 1].end == chunkSequence && (gate == nil || pending[index - 1].gate == gate)
+                && (pending[index - 1].capturedAt == nil) == !held {
                 // Continues the previous chunk (the usual case: a stream flowing on behind one hole). A gated
-                // segment joins only a chunk with the same gate, so it is never released before its own.
+                // segment joins only a chunk with the same gate, so it is never released before its own; bytes
+                // held before the announcement keep their own capture time, so later ones do not join them.
                 pending[index - 1].bytes.append(contentsOf: bytes)
             } else {
-                pending.insert(PendingChunk(sequence: chunkSequence, bytes: [UInt8](bytes), gate: gate), at: index)
+                pending.insert(PendingChunk(sequence: chunkSequence, bytes: [UInt8](bytes), gate: gate,
+                                            capturedAt: held ? time : nil), at: index)
                 index += 1
             }
             pendingBytes += bytes.count
@@ -245,6 +256,25 @@ struct HalfStream: Sendable {
                 if !equalBytes(payload, from: lower, chunk.bytes, from: lower - chunkStart, count: upper - lower) {
                     change.conflict = true
                 }
+            }
+        }
+    }
+
+    /// A late SYN says where this direction really starts: `sequence` (ISN+1), at or before the first byte held.
+    /// Only before anything was delivered; the held chunks stay where their sequence numbers put them.
+    mutating func reanchor(initialSequence isn: UInt32) {
+        initialSequence = isn
+        nextSequence = isn &+ 1
+        startSequence = isn &+ 1
+    }
+
+    /// Gates measured against a peer whose start was unknown when they were set: one further ahead of the peer's
+    /// delivery than `limit` acknowledges a stream other than the one seen and would only stall this direction.
+    mutating func dropImplausibleGates(limit: Int) {
+        guard let peerPosition else { return }
+        for index in 0..<pending.count {
+            if let gate = pending[index].gate, sequenceDistance(from: peerPosition, to: gate) > limit {
+                pending[index].gate = nil
             }
         }
     }
@@ -318,8 +348,9 @@ struct HalfStream: Sendable {
             let skip = -at
             let chunkCount = pending[removed].bytes.count
             if skip < chunkCount {
+                let at = pending[removed].capturedAt ?? time
                 pending[removed].bytes.withUnsafeBytes { bytes in
-                    consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: bytes[skip...]), at: time)
+                    consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: bytes[skip...]), at: at)
                     deliveredBytes += chunkCount - skip
                 }
                 nextSequence &+= UInt32(truncatingIfNeeded: chunkCount - skip)

@@ -48,9 +48,14 @@ public enum PlanBuilder {
 
     /// Everything `apply` runs on a fresh interface: uplink tree, ifb, downlink tree, ingress redirect.
     /// `replaceRoot` swaps out a foreign root qdisc (`--force`); `replaceIngress` deletes a foreign ingress first.
+    /// With the user-space engine (`engineStart`: the command that starts it, `UserspaceEngine.startCommand`), htb
+    /// carries only the rates and the engine's nftables table, process and queue rules come before the redirect.
     public static func applyPlan(profile: Profile, interface: InterfaceName, selection: TrafficSelection = .allIP,
-                                 replaceRoot: Bool = false, replaceIngress: Bool = false) -> [[String]] {
+                                 replaceRoot: Bool = false, replaceIngress: Bool = false,
+                                 engineStart: [String]? = nil) -> [[String]] {
         let ifb = interface.ifbName
+        let engineProfile = profile
+        let profile = engineStart == nil ? profile : UserspaceEngine.rateOnly(profile)
         var commands: [[String]] = []
         let uplink = uplinkSpec(profile, selection: selection)
         if uplink.needsTree {
@@ -63,6 +68,11 @@ public enum PlanBuilder {
         if downlink.needsTree {
             commands += egressTree(device: ifb, spec: downlink)
         }
+        if let engineStart {
+            commands.append(UserspaceEngine.createTable(engineProfile, interface: interface, selection: selection))
+            commands.append(engineStart)
+            commands += UserspaceEngine.queueRules(interface)
+        }
         if replaceIngress {
             commands.append(["tc", "qdisc", "del", "dev", interface.rawValue, "ingress"])
         }
@@ -70,23 +80,66 @@ public enum PlanBuilder {
         return commands
     }
 
-    /// Switches an interface from one active profile to another in place: class rates changed, leaf
-    /// qdiscs replaced, added or removed. The ingress redirect and the ifb are not touched.
-    public static func switchPlan(from old: Profile, to new: Profile, interface: InterfaceName,
-                                  selection: TrafficSelection = .allIP) -> [[String]] {
-        switchEgress(device: interface, from: uplinkSpec(old, selection: selection), to: uplinkSpec(new, selection: selection))
-            + switchEgress(device: interface.ifbName, from: downlinkSpec(old, selection: selection),
-                           to: downlinkSpec(new, selection: selection))
+    /// The apply plan for a record: its profile, selection and engine (`executable` runs the user-space one).
+    public static func applyPlan(state: ConditionState, executable: String, store: StateStore,
+                                 replaceRoot: Bool = false) -> [[String]] {
+        let start = state.activeEngine == .userspace
+            ? UserspaceEngine.startCommand(executable: executable, interface: state.interface,
+                                           engineID: state.engineID ?? "", store: store) : nil
+        return applyPlan(profile: state.profile, interface: state.interface, selection: state.selection ?? .allIP,
+                         replaceRoot: replaceRoot, replaceIngress: state.replacedIngress, engineStart: start)
     }
 
-    /// What `off` runs for an interface with `profile` active: the redirect goes first so arriving traffic
-    /// flows normally, then the uplink tree, then the ifb (which takes its tree with it).
-    public static func teardownPlan(profile: Profile, interface: InterfaceName) -> [[String]] {
-        var commands = [["tc", "qdisc", "del", "dev", interface.rawValue, "ingress"]]
-        if uplinkSpec(profile).needsTree {
-            commands.append(["tc", "qdisc", "del", "dev", interface.rawValue, "root"])
+    /// Switches an interface from the profile of `old` to that of `new` in place: class rates changed, leaf
+    /// qdiscs replaced, added or removed. The ingress redirect and the ifb are not touched. A foreign root recorded
+    /// in `new` but not in `old` is replaced by the new uplink tree (`--force`); one recorded in `old` and dropped
+    /// from `new` is put back once the uplink tree is gone. `Conditioner` runs exactly this.
+    public static func switchPlan(from old: ConditionState, to new: ConditionState) -> [[String]] {
+        let selection = old.selection ?? .allIP
+        let interface = old.interface
+        let userspace = old.activeEngine == .userspace
+        let oldProfile = userspace ? UserspaceEngine.rateOnly(old.profile) : old.profile
+        let newProfile = userspace ? UserspaceEngine.rateOnly(new.profile) : new.profile
+        let oldUplink = uplinkSpec(oldProfile, selection: selection)
+        let newUplink = uplinkSpec(newProfile, selection: selection)
+        var plan: [[String]] = userspace ? [UserspaceEngine.switchTable(to: new.profile, interface: interface)] : []
+        if !oldUplink.needsTree && newUplink.needsTree && new.replacedRoot != nil {
+            plan += egressTree(device: interface, spec: newUplink, replaceRoot: true)
+        } else {
+            plan += switchEgress(device: interface, from: oldUplink, to: newUplink)
         }
-        commands.append(["ip", "link", "del", "dev", interface.ifbName.rawValue])
+        plan += switchEgress(device: interface.ifbName, from: downlinkSpec(oldProfile, selection: selection),
+                             to: downlinkSpec(newProfile, selection: selection))
+        if oldUplink.needsTree && !newUplink.needsTree, new.replacedRoot == nil,
+           let restore = old.replacedRoot?.restoreCommand(interface: interface) {
+            plan.append(restore)
+        }
+        return plan
+    }
+
+    /// What `off` runs on an interface seen as `observed`, with `state` the record of what apply did (nil: TapKit
+    /// qdiscs found without a record). The redirect goes first so arriving traffic flows normally, then the uplink
+    /// tree, then what `--force` replaced comes back, then the ifb (which takes its tree with it). `Conditioner`
+    /// runs exactly this (each command attempted even when one before failed); `condition plan` prints it for
+    /// the interface as `apply` leaves it.
+    public static func offPlan(interface: InterfaceName, state: ConditionState?, observed: ObservedInterface) -> [[String]] {
+        // The queue rules first, so nothing more is queued; the engine sees its record gone and exits by itself.
+        var commands: [[String]] = observed.presentQueueRules.map(UserspaceEngine.deleting)
+        if observed.engineTablePresent { commands.append(UserspaceEngine.deleteTable(interface)) }
+        let dev = interface.rawValue
+        if observed.interfacePresent {
+            // With a record the ingress is ours (apply deleted any other first, under --force).
+            let ingressOurs = observed.ingressPresent && (state != nil || observed.ingressRedirectsToOurIFB)
+            if ingressOurs { commands.append(["tc", "qdisc", "del", "dev", dev, "ingress"]) }
+            if observed.hasOurRoot { commands.append(["tc", "qdisc", "del", "dev", dev, "root"]) }
+            if !observed.hasForeignRoot, let restore = state?.replacedRoot?.restoreCommand(interface: interface) {
+                commands.append(restore)
+            }
+            if state?.replacedIngress == true, !observed.ingressPresent || ingressOurs {
+                commands.append(["tc", "qdisc", "add", "dev", dev, "handle", ReservedHandles.ingress, "ingress"])
+            }
+        }
+        if observed.ifbPresent { commands.append(["ip", "link", "del", "dev", interface.ifbName.rawValue]) }
         return commands
     }
 

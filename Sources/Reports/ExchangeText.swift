@@ -4,6 +4,16 @@ import PacketDecoding
 
 /// Small text helpers shared by the renderers.
 public enum ExchangeText {
+    /// The status as sent and its reason phrase (`200 OK`, `2XX Odd Status`), or what stood in for it: an HTTP/0.9
+    /// response has no status line, a status line may have no code. Never a code or phrase that was not sent.
+    public static func status(_ response: HTTPResponse) -> String {
+        if response.statusText.isEmpty {
+            return response.version == "HTTP/0.9" ? "HTTP/0.9 (no status line)" : "(no status code)"
+        }
+        return BodyPresentation.terminalSafe(response.statusText
+                                             + (response.reason.isEmpty ? "" : " \(response.reason)"))
+    }
+
     /// The Host header without its port, else the server address.
     static func hostWithoutPort(_ exchange: HTTPExchange) -> String {
         guard let host = exchange.request.flatMap(authority), !host.isEmpty else { return exchange.server.address.description }

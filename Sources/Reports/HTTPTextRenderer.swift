@@ -52,8 +52,7 @@ public struct HTTPTextRenderer: Sendable {
         }
         out += " → "
         if let response = exchange.response {
-            let status = "\(response.status)" + (response.reason.isEmpty ? "" : " \(response.reason)")
-            out += paint(status, statusStyle(response.status))
+            out += paint(ExchangeText.status(response), statusStyle(response.status))
             let end = response.end
             let start = exchange.request?.start ?? response.start
             out += "  " + ExchangeText.duration(end.seconds(since: start))
@@ -165,7 +164,8 @@ public struct HTTPTextRenderer: Sendable {
         paint(ExchangeText.timeOfDay(time, utc: options.utc), .dim) + " " + paint("! " + BodyPresentation.terminalSafe(message), .yellow) + "\n"
     }
 
-    private func statusStyle(_ status: Int) -> Style {
+    private func statusStyle(_ status: Int?) -> Style {
+        guard let status else { return .yellow }  // not a number, or no status line: odd, so it stands out
         switch status {
         case 200..<300: return .green
         case 300..<400: return .cyan
@@ -186,7 +186,10 @@ public struct HTTPTextRenderer: Sendable {
             for interim in response.interim {
                 out += "  " + paint("< \(interim.status) \(interim.reason)", .dim) + "\n"
             }
-            out += "  " + paint("< \(response.version) \(response.status) \(response.reason)", statusStyle(response.status)) + "\n"
+            let line = response.version == "HTTP/0.9" && response.statusText.isEmpty
+                ? "< (HTTP/0.9: no status line, no header fields)"
+                : "< \(response.version) \(response.statusText)" + (response.reason.isEmpty ? "" : " \(response.reason)")
+            out += "  " + paint(BodyPresentation.terminalSafe(line), statusStyle(response.status)) + "\n"
             for field in response.headers { out += "  < " + BodyPresentation.terminalSafe("\(field.name): \(field.value)") + "\n" }
             out += body(response.body)
         }

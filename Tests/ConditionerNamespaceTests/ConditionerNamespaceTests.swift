@@ -200,12 +200,17 @@ struct ConditionerNamespaceTests {
         #expect(try !pair.links().contains("tk-vc"))
     }
 
-    @Test func delayProfilesStopBeforeChangingAnythingWithoutNetem() throws {
+    /// Without netem the user-space engine carries delay and loss (UserspaceEngineNamespaceTests); what only netem
+    /// does (duplication) is refused before anything changes.
+    @Test func netemOnlyProfilesStopBeforeChangingAnythingWithoutNetem() throws {
         let pair = try NamespacePair()
-        let doctor = try run(TestEnvironment.executable("condition").path, ["doctor"])
-        try #require(doctor.stdoutText.contains("MISSING netem"), "this kernel has netem; the VM tests cover it")
+        try #require(!LiveKernelSupport().netemAvailable(), "this kernel has netem; the VM tests cover it")
+        let directory = pair.stateDirectory.appendingPathComponent("profiles")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(#"{"name": "Dup", "downlink": {"delayMs": 10, "duplicatePercent": 1}}"#.utf8)
+            .write(to: directory.appendingPathComponent("dup.json"))
         let before = try pair.qdiscJSON()
-        let result = try pair.condition(["apply", "3G", "-i", "vc"])
+        let result = try pair.condition(["apply", "Dup", "-i", "vc", "--profiles", directory.path])
         #expect(result.status != 0)
         #expect(result.stderrText.contains("netem"))
         #expect(result.stderrText.contains("nothing was changed"))
@@ -247,7 +252,7 @@ struct BatchedSwitchNamespaceTests {
         let pair = try NamespacePair()
         let runner = BatchRunner(base: NamespaceCommandRunner(namespace: pair.client))
         let conditioner = Conditioner(runner: runner, store: StateStore(directory: pair.stateDirectory, namespaceID: pair.client),
-                                      kernel: FixedKernelSupport(netem: false), inInitialNamespace: false, batchesTC: true)
+                                      kernel: FixedKernelSupport(netem: false), inInitialNamespace: false)
         let first = Profile(name: "A", downlink: LinkSettings(bitsPerSecond: 4_000_000), uplink: LinkSettings(bitsPerSecond: 2_000_000))
         let second = Profile(name: "B", downlink: LinkSettings(bitsPerSecond: 1_000_000), uplink: LinkSettings(bitsPerSecond: 512_000))
         _ = try conditioner.apply(first, to: pair.clientInterface)
@@ -287,7 +292,7 @@ struct BatchedSwitchNamespaceTests {
         let pair = try NamespacePair()
         let conditioner = Conditioner(runner: NamespaceCommandRunner(namespace: pair.client),
                                       store: StateStore(directory: pair.stateDirectory, namespaceID: pair.client),
-                                      kernel: FixedKernelSupport(netem: false), inInitialNamespace: false, batchesTC: true)
+                                      kernel: FixedKernelSupport(netem: false), inInitialNamespace: false)
         let first = Profile(name: "A", downlink: LinkSettings(bitsPerSecond: 4_000_000), uplink: LinkSettings(bitsPerSecond: 2_000_000))
         let second = Profile(name: "B", downlink: LinkSettings(bitsPerSecond: 1_000_000), uplink: LinkSettings(bitsPerSecond: 512_000))
         func classes(_ device: String) throws -> String {
