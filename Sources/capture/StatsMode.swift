@@ -47,7 +47,10 @@ func runStatsMode(handle: CaptureHandle, source: SourceOptions, json: Bool, keys
     let failure: Error?
     if let keys {
         var consumer = TLSDecryptingConsumer(keys: keys, limits: tlsLimits, inner: http) { _ in }
-        failure = countAndDecode(into: &consumer) { $0.inner.flush(at: $1) }
+        failure = countAndDecode(into: &consumer) {
+            $0.finishWaiting(at: $1)
+            $0.inner.flush(at: $1)
+        }
     } else {
         var consumer = http
         failure = countAndDecode(into: &consumer) { $0.flush(at: $1) }
