@@ -1,3 +1,5 @@
+import Foundation
+
 /// Connection-level faults that packet loss cannot express (toxiproxy's reset_peer, timeout, limit_data): reset
 /// or stall a TCP connection after some bytes, refuse new connections. Applied by an nftables table of their own,
 /// `tapkit_faults_IFACE`, beside whichever engine conditions the link, on the profile's selected traffic.
