@@ -180,7 +180,7 @@ final class HTTPOutputSink {
     private let handle: CaptureHandle
     private let filter: ExchangeFilter
     private let json: Bool
-    private let renderer: HTTPTextRenderer
+    private var renderer: HTTPTextRenderer
     private let har: HARWriter?
     private var text: TextOutput
     private let flushEachExchange: Bool
@@ -224,7 +224,7 @@ final class HTTPOutputSink {
             if json {
                 HTTPJSONRenderer.appendLine(for: exchange, to: &text)
             } else {
-                text.append(renderer.render(exchange))
+                renderer.append(exchange, to: &text)
             }
             har?.add(exchange)
         case .notice(let notice):
