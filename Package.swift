@@ -89,7 +89,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Test doubles (a recording command runner, a kernel with fixed answers) and test plumbing: never in a product.
+        .target(name: "TestSupport", dependencies: ["SystemSupport", "LinkConditioner"], path: "Tests/TestSupport"),
         .testTarget(name: "PacketDecodingTests", dependencies: ["PacketDecoding", "TestSupport"]),
         .testTarget(name: "PacketCaptureTests", dependencies: ["PacketCapture", "PacketDecoding", "TestSupport"]),
         .testTarget(

@@ -59,12 +59,12 @@ public struct Conditioner: Sendable {
     /// Whether the interfaces are in the machine's initial network namespace (where SSH arrives).
     public let inInitialNamespace: Bool
     /// Whether consecutive tc commands of a plan run as one `tc -batch` (`TCBatch`), so a switch lands in one
-    /// process start; off, every command is its own process (what the recorded-plan tests look at).
+    /// process start (the default); off, every command is its own process (tests that look at single commands).
     public let batchesTC: Bool
     let logger: Logger
 
     public init(runner: any CommandRunner = ProcessRunner(), store: StateStore = StateStore(),
-                kernel: (any KernelSupport)? = nil, inInitialNamespace: Bool? = nil, batchesTC: Bool = false,
+                kernel: (any KernelSupport)? = nil, inInitialNamespace: Bool? = nil, batchesTC: Bool = true,
                 logger: Logger = Logger(label: "tapkit.condition")) {
         self.runner = runner
         self.store = store
@@ -301,26 +301,15 @@ public struct Conditioner: Sendable {
         state.expiresAt = options.duration.map { Date().addingTimeInterval($0) }
         let oldUplink = PlanBuilder.uplinkSpec(old.profile, selection: selection)
         let newUplink = PlanBuilder.uplinkSpec(profile, selection: selection)
-        var plan: [[String]] = []
-        var restoreAfter: [[String]] = []
         if !oldUplink.needsTree && newUplink.needsTree, let foreign = current.foreignRoot {
             guard options.force else {
                 throw ConditionerError.foreignRootQdisc(interface: interface.rawValue, kind: foreign.kind, handle: foreign.handle)
             }
             state.replacedRoot = try record(foreign, current: current, interface: interface)
-            plan += PlanBuilder.egressTree(device: interface, spec: newUplink, replaceRoot: true)
-        } else {
-            plan += PlanBuilder.switchEgress(device: interface, from: oldUplink, to: newUplink)
-            if oldUplink.needsTree && !newUplink.needsTree, let recorded = state.replacedRoot,
-               let restore = recorded.restoreCommand(interface: interface) {
-                restoreAfter.append(restore)
-                state.replacedRoot = nil
-            }
+        } else if oldUplink.needsTree && !newUplink.needsTree {
+            state.replacedRoot = nil
         }
-        plan += PlanBuilder.switchEgress(device: interface.ifbName,
-                                         from: PlanBuilder.downlinkSpec(old.profile, selection: selection),
-                                         to: PlanBuilder.downlinkSpec(profile, selection: selection))
-        plan += restoreAfter
+        let plan = PlanBuilder.switchPlan(from: old, to: state)
         return (plan, state)
     }
 
@@ -396,29 +385,23 @@ public struct Conditioner: Sendable {
     /// what --force replaced, drop the record. Returns what could not be done.
     func rollBack(interface: InterfaceName, state: ConditionState?) -> [String] {
         var problems: [String] = []
-        func attempt(_ command: [String]) {
+        for command in PlanBuilder.offPlan(interface: interface, state: state, observed: observe(interface, state: state)) {
             do { try runner.check(command) } catch { problems.append("\(error)") }
-        }
-        let interfacePresent = (try? interfaceExists(interface)) ?? false
-        if interfacePresent, let current = try? qdiscs(interface) {
-            let ingressOurs = current.ingress != nil && (state != nil || ((try? ingressIsOurs(interface)) ?? false))
-            if ingressOurs { attempt(["tc", "qdisc", "del", "dev", interface.rawValue, "ingress"]) }
-            if current.hasOurRoot { attempt(["tc", "qdisc", "del", "dev", interface.rawValue, "root"]) }
-            if let recorded = state?.replacedRoot {
-                let now = (try? qdiscs(interface)) ?? current
-                if now.foreignRoot == nil, let restore = recorded.restoreCommand(interface: interface) {
-                    attempt(restore)
-                }
-            }
-            if state?.replacedIngress == true, ((try? qdiscs(interface))?.ingress) == nil {
-                attempt(["tc", "qdisc", "add", "dev", interface.rawValue, "handle", ReservedHandles.ingress, "ingress"])
-            }
-        }
-        if (try? interfaceExists(interface.ifbName)) == true {
-            attempt(["ip", "link", "del", "dev", interface.ifbName.rawValue])
         }
         if problems.isEmpty { store.remove(interface) }
         return problems
+    }
+
+    /// The facts `PlanBuilder.offPlan` needs, queried once before anything is taken down.
+    func observe(_ interface: InterfaceName, state: ConditionState?) -> ObservedInterface {
+        let present = (try? interfaceExists(interface)) ?? false
+        let current = present ? try? qdiscs(interface) : nil
+        let ingressPresent = current?.ingress != nil
+        return ObservedInterface(
+            interfacePresent: current != nil, hasOurRoot: current?.hasOurRoot ?? false,
+            hasForeignRoot: current?.foreignRoot != nil, ingressPresent: ingressPresent,
+            ingressRedirectsToOurIFB: ingressPresent && state == nil && ((try? ingressIsOurs(interface)) ?? false),
+            ifbPresent: (try? interfaceExists(interface.ifbName)) == true)
     }
 
     // MARK: - Status

@@ -28,6 +28,9 @@ public struct Doctor: Sendable {
         Feature(name: "u32", module: "cls_u32", config: "CONFIG_NET_CLS_U32", purpose: "matching DNS and redirecting the downlink"),
         Feature(name: "mirred", module: "act_mirred", config: "CONFIG_NET_ACT_MIRRED", purpose: "redirecting the downlink to the ifb"),
         Feature(name: "ifb", module: "ifb", config: "CONFIG_IFB", purpose: "shaping the downlink"),
+        Feature(name: "veth", module: "veth", config: "CONFIG_VETH", purpose: "the sandbox of `condition run`"),
+        Feature(name: "nftables", module: "nf_tables", config: "CONFIG_NF_TABLES",
+                purpose: "the NAT and DNS of `condition run`'s sandbox"),
     ]
 
     let runner: any CommandRunner
@@ -42,7 +45,8 @@ public struct Doctor: Sendable {
 
     public func run() -> [DoctorCheck] {
         var checks: [DoctorCheck] = [privileges()]
-        for tool in [("tc", "iproute2"), ("ip", "iproute2"), ("unshare", "util-linux"), ("setsid", "util-linux")] {
+        for tool in [("tc", "iproute2"), ("ip", "iproute2"), ("unshare", "util-linux"), ("setsid", "util-linux"),
+                     ("nft", "nftables")] {
             if let path = ProcessRunner.locate(tool.0) {
                 checks.append(DoctorCheck(name: tool.0, ok: true, detail: "found at \(path)"))
             } else {
@@ -158,6 +162,10 @@ public struct Doctor: Sendable {
             errors["u32"] = "not tested: needs ingress"
             errors["mirred"] = "not tested: needs ingress"
         }
+        if attempt("veth", ["ip", "-n", namespace, "link", "add", "tkdoctor1", "type", "veth", "peer", "name", "tkdoctor2"]) {
+            _ = try? runner.run(["ip", "-n", namespace, "link", "del", "tkdoctor1"])
+        }
+        _ = attempt("nftables", ["ip", "netns", "exec", namespace, "nft", "add", "table", "inet", "tkdoctor"])
         errors["namespace"] = nil
         return errors
     }

@@ -6,13 +6,6 @@ public protocol KernelSupport: Sendable {
     func netemAvailable() -> Bool
 }
 
-/// A kernel whose answers are given up front (tests, `plan`).
-public struct FixedKernelSupport: KernelSupport {
-    public var netem: Bool
-    public init(netem: Bool) { self.netem = netem }
-    public func netemAvailable() -> Bool { netem }
-}
-
 /// Asks the running kernel: tries `tc qdisc add dev lo root netem` inside `unshare --net`, a network
 /// namespace that exists only for that one command, so nothing real is touched.
 public struct LiveKernelSupport: KernelSupport {

@@ -70,23 +70,51 @@ public enum PlanBuilder {
         return commands
     }
 
-    /// Switches an interface from one active profile to another in place: class rates changed, leaf
-    /// qdiscs replaced, added or removed. The ingress redirect and the ifb are not touched.
-    public static func switchPlan(from old: Profile, to new: Profile, interface: InterfaceName,
-                                  selection: TrafficSelection = .allIP) -> [[String]] {
-        switchEgress(device: interface, from: uplinkSpec(old, selection: selection), to: uplinkSpec(new, selection: selection))
-            + switchEgress(device: interface.ifbName, from: downlinkSpec(old, selection: selection),
-                           to: downlinkSpec(new, selection: selection))
+    /// Switches an interface from the profile of `old` to that of `new` in place: class rates changed, leaf
+    /// qdiscs replaced, added or removed. The ingress redirect and the ifb are not touched. A foreign root recorded
+    /// in `new` but not in `old` is replaced by the new uplink tree (`--force`); one recorded in `old` and dropped
+    /// from `new` is put back once the uplink tree is gone. `Conditioner` runs exactly this.
+    public static func switchPlan(from old: ConditionState, to new: ConditionState) -> [[String]] {
+        let selection = old.selection ?? .allIP
+        let interface = old.interface
+        let oldUplink = uplinkSpec(old.profile, selection: selection)
+        let newUplink = uplinkSpec(new.profile, selection: selection)
+        var plan: [[String]]
+        if !oldUplink.needsTree && newUplink.needsTree && new.replacedRoot != nil {
+            plan = egressTree(device: interface, spec: newUplink, replaceRoot: true)
+        } else {
+            plan = switchEgress(device: interface, from: oldUplink, to: newUplink)
+        }
+        plan += switchEgress(device: interface.ifbName, from: downlinkSpec(old.profile, selection: selection),
+                             to: downlinkSpec(new.profile, selection: selection))
+        if oldUplink.needsTree && !newUplink.needsTree, new.replacedRoot == nil,
+           let restore = old.replacedRoot?.restoreCommand(interface: interface) {
+            plan.append(restore)
+        }
+        return plan
     }
 
-    /// What `off` runs for an interface with `profile` active: the redirect goes first so arriving traffic
-    /// flows normally, then the uplink tree, then the ifb (which takes its tree with it).
-    public static func teardownPlan(profile: Profile, interface: InterfaceName) -> [[String]] {
-        var commands = [["tc", "qdisc", "del", "dev", interface.rawValue, "ingress"]]
-        if uplinkSpec(profile).needsTree {
-            commands.append(["tc", "qdisc", "del", "dev", interface.rawValue, "root"])
+    /// What `off` runs on an interface seen as `observed`, with `state` the record of what apply did (nil: TapKit
+    /// qdiscs found without a record). The redirect goes first so arriving traffic flows normally, then the uplink
+    /// tree, then what `--force` replaced comes back, then the ifb (which takes its tree with it). `Conditioner`
+    /// runs exactly this (each command attempted even when one before failed); `condition plan` prints it for
+    /// the interface as `apply` leaves it.
+    public static func offPlan(interface: InterfaceName, state: ConditionState?, observed: ObservedInterface) -> [[String]] {
+        var commands: [[String]] = []
+        let dev = interface.rawValue
+        if observed.interfacePresent {
+            // With a record the ingress is ours (apply deleted any other first, under --force).
+            let ingressOurs = observed.ingressPresent && (state != nil || observed.ingressRedirectsToOurIFB)
+            if ingressOurs { commands.append(["tc", "qdisc", "del", "dev", dev, "ingress"]) }
+            if observed.hasOurRoot { commands.append(["tc", "qdisc", "del", "dev", dev, "root"]) }
+            if !observed.hasForeignRoot, let restore = state?.replacedRoot?.restoreCommand(interface: interface) {
+                commands.append(restore)
+            }
+            if state?.replacedIngress == true, !observed.ingressPresent || ingressOurs {
+                commands.append(["tc", "qdisc", "add", "dev", dev, "handle", ReservedHandles.ingress, "ingress"])
+            }
         }
-        commands.append(["ip", "link", "del", "dev", interface.ifbName.rawValue])
+        if observed.ifbPresent { commands.append(["ip", "link", "del", "dev", interface.ifbName.rawValue]) }
         return commands
     }
 

@@ -1,4 +1,6 @@
 import Foundation
+import Sandbox
+import SystemSupport
 
 /// No profile has the name asked for.
 public struct UnknownProfileError: Error, CustomStringConvertible {
@@ -19,10 +21,33 @@ public struct ScheduleNotAllowedError: Error, CustomStringConvertible {
     }
 }
 
+/// A profile file that could not be used, with the names it may have been meant to give (its file name and the
+/// `name` inside, when that much could be read): asking for one of those is an error, anything else a warning.
+public struct BadProfileFile: Sendable, Equatable {
+    public var error: ProfileFileError
+    var lookupKeys: Set<String>
+
+    init(_ error: ProfileFileError) {
+        self.error = error
+        let url = URL(fileURLWithPath: error.file)
+        var keys: Set<String> = [Profile.lookupKey(url.deletingPathExtension().lastPathComponent)]
+        if let data = try? Data(contentsOf: url),
+           let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let name = object["name"] as? String {
+            keys.insert(Profile.lookupKey(name))
+        }
+        lookupKeys = keys
+    }
+
+    /// Whether this file may have been the profile `name` (matched as `ProfileCatalog.profile(named:)` does).
+    public func mayBe(_ name: String) -> Bool { lookupKeys.contains(Profile.lookupKey(name)) }
+}
+
 /// Built-in profiles overridden, by name, by the user's directories.
 public struct ProfileCatalog: Sendable {
     /// Profiles in display order: built-ins first (in file-name order), then new user profiles.
     public private(set) var profiles: [Profile] = []
+    /// Files set aside by `standard`: each affects only the profile it may have been (see `profile(named:)`).
+    public private(set) var badFiles: [BadProfileFile] = []
 
     public init(profiles: [Profile] = []) {
         for profile in profiles { add(profile) }
@@ -38,18 +63,6 @@ public struct ProfileCatalog: Sendable {
         return catalog
     }
 
-    /// Like `standard`, but a bad file is set aside and returned as a problem instead of failing the whole
-    /// catalog, so `list` still shows every good profile.
-    public static func standardSkippingBadFiles(extra: URL? = nil, executable: URL? = nil, builtIn override: URL? = nil) throws
-        -> (catalog: ProfileCatalog, problems: [ProfileFileError]) {
-        var problems: [ProfileFileError] = []
-        var catalog = ProfileCatalog()
-        for directory in try standardDirectories(extra: extra, executable: executable, builtIn: override) {
-            for profile in try loadDirectory(directory, problems: &problems) { catalog.add(profile) }
-        }
-        return (catalog, problems)
-    }
-
     /// The profiles in one directory; two files with the same profile name are an error.
     public static func loadDirectory(_ directory: URL) throws -> [Profile] {
         var problems: [ProfileFileError] = []
@@ -63,8 +76,12 @@ public struct ProfileCatalog: Sendable {
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             return []
         }
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            .filter { $0.hasSuffix(".json") }.sorted()
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }.sorted()
+        } catch {
+            throw ProfileFileError(file: directory.path, field: nil, problem: "cannot be listed (\(systemReason(error)))")
+        }
         var seen: [String: String] = [:]
         var result: [Profile] = []
         for name in names {
@@ -93,9 +110,12 @@ public struct ProfileCatalog: Sendable {
         }
     }
 
-    /// Finds a profile by name, ignoring case, spaces and punctuation ("slow-net" finds "Slow Net").
+    /// Finds a profile by name, ignoring case, spaces and punctuation ("slow-net" finds "Slow Net"). A bad file
+    /// that may have been this profile (by its file name or the name inside) is the error, even when another
+    /// directory has a good profile of that name: the one asked for would otherwise change silently.
     public func profile(named name: String) throws -> Profile {
         let key = Profile.lookupKey(name)
+        if let bad = badFiles.first(where: { $0.lookupKeys.contains(key) }) { throw bad.error }
         if let profile = profiles.first(where: { $0.lookupKey == key }) { return profile }
         throw UnknownProfileError(name: name, known: profiles.map(\.name))
     }
@@ -149,25 +169,37 @@ public struct ProfileCatalog: Sendable {
         return candidates.first { fm.fileExists(atPath: $0.appendingPathComponent("slow-net.json").path) }
     }
 
-    /// `~/.config/tapkit/profiles` (honouring `$XDG_CONFIG_HOME`).
-    public static func userDirectory() -> URL {
-        let env = ProcessInfo.processInfo.environment
-        if let xdg = env["XDG_CONFIG_HOME"], !xdg.isEmpty {
+    /// `~/.config/tapkit/profiles` of the user who ran the command, from the executable's `environment`:
+    /// `$XDG_CONFIG_HOME/tapkit/profiles` when set; under sudo (`SUDO_UID` not 0) the invoking user's home from
+    /// the password database, so `sudo condition apply` sees the profiles `condition plan` sees; else `$HOME`.
+    public static func userDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty {
             return URL(fileURLWithPath: xdg).appendingPathComponent("tapkit/profiles")
         }
-        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = InvokingUser.fromSudo(environment: environment)?.environment(from: environment)["HOME"]
+            ?? environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         return URL(fileURLWithPath: home).appendingPathComponent(".config/tapkit/profiles")
     }
 
-    /// Built-ins, then `~/.config/tapkit/profiles`, then `extra` (from `--profiles DIR`).
-    public static func standard(extra: URL? = nil, executable: URL? = nil, builtIn override: URL? = nil) throws -> ProfileCatalog {
-        try load(directories: standardDirectories(extra: extra, executable: executable, builtIn: override))
+    /// Built-ins, then the user's directory (`userDirectory(environment:)`), then `extra` (from `--profiles DIR`).
+    /// A bad file is set aside in `badFiles` (the executable warns about it); it is an error only when asked for.
+    public static func standard(extra: URL? = nil, executable: URL? = nil, builtIn override: URL? = nil,
+                                environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ProfileCatalog {
+        var problems: [ProfileFileError] = []
+        var catalog = ProfileCatalog()
+        let directories = try standardDirectories(extra: extra, executable: executable, builtIn: override,
+                                                  user: userDirectory(environment: environment))
+        for directory in directories {
+            for profile in try loadDirectory(directory, problems: &problems) { catalog.add(profile) }
+        }
+        catalog.badFiles = problems.map(BadProfileFile.init)
+        return catalog
     }
 
-    static func standardDirectories(extra: URL?, executable: URL?, builtIn override: URL? = nil) throws -> [URL] {
+    static func standardDirectories(extra: URL?, executable: URL?, builtIn override: URL? = nil, user: URL) throws -> [URL] {
         var directories: [URL] = []
         if let builtIn = builtInDirectory(executable: executable, override: override) { directories.append(builtIn) }
-        directories.append(userDirectory())
+        directories.append(user)
         if let extra {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: extra.path, isDirectory: &isDirectory), isDirectory.boolValue else {

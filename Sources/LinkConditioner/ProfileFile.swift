@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// A profile file could not be used: says which file, which field, and the form expected.
 public struct ProfileFileError: Error, CustomStringConvertible, Equatable {
@@ -39,11 +40,16 @@ public enum ProfileFile {
     public static let maximumMilliseconds: Double = 60_000
 
     public static func load(contentsOf url: URL) throws -> Profile {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw ProfileFileError(file: url.path, field: nil,
+                                   problem: "is a directory; expected a profile file (rename it so its name does not end in .json)")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw ProfileFileError(file: url.path, field: nil, problem: "cannot be read (\(error.localizedDescription))")
+            throw ProfileFileError(file: url.path, field: nil, problem: "cannot be read (\(systemReason(error)))")
         }
         return try parse(data, file: url.path)
     }

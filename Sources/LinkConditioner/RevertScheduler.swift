@@ -66,6 +66,15 @@ public enum RevertScheduler {
         return .watchdogProcess
     }
 
+    /// Stops a revert that is no longer needed (the profile was turned off early, by Ctrl-C): a systemd timer
+    /// would otherwise stay listed until its deadline. A detached watchdog needs nothing: it sees its token gone
+    /// within half a second and exits.
+    public static func cancel(_ mechanism: Mechanism, runner: any CommandRunner) {
+        if case .systemdTimer(let unit) = mechanism {
+            _ = try? runner.run(["systemctl", "stop", unit + ".timer"])
+        }
+    }
+
     /// This program's own path, so the revert runs the same `condition`.
     public static func currentExecutable() -> String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]

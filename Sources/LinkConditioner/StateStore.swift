@@ -106,9 +106,13 @@ public struct StateStore: Sendable {
     }
 
     /// Runs `body` holding an exclusive lock for the interface, so apply, off and the watchdog never interleave.
+    /// The lock file goes when no record is left, so names tried once (a typo, an interface since removed) leave
+    /// nothing behind.
     public func withLock<T>(_ interface: InterfaceName, _ body: () throws -> T) throws -> T {
         try createDirectory()
-        return try FileLock.withExclusiveLock(path: url(interface, suffix: "lock").path, body)
+        let record = url(interface).path
+        return try FileLock.withExclusiveLock(path: url(interface, suffix: "lock").path,
+                                              removeAfterwards: { !FileManager.default.fileExists(atPath: record) }, body)
     }
 }
 

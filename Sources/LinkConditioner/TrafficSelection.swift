@@ -82,7 +82,8 @@ public struct RemoteEndpoint: Sendable, Hashable, Codable, CustomStringConvertib
             port = value
             return
         }
-        network = try IPNetwork(text)
+        // A bad bare value is told every form an endpoint may take, not only the network's.
+        do { network = try IPNetwork(text) } catch { throw SelectionError(text: text, expected: expected) }
         port = nil
     }
 

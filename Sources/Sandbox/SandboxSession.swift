@@ -79,25 +79,27 @@ public struct SandboxSession {
             throw SandboxError.missingProgram(request.captureExecutable ?? "capture",
                                               hint: "--capture and --http use the `capture` executable built next to `condition` (swift build)")
         }
-        let interface = sandbox.identity.hostInterface
-        var pids: [pid_t] = []
-        let background = SpawnOptions(stdin: .null, stdout: .inherit, grouping: .newProcessGroup)
+        // One capture process does both (`--http -w FILE` prints exchanges and saves every packet): two would
+        // each print "listening on" and their closing counts.
+        var arguments = [capture, "-i", sandbox.identity.hostInterface]
+        if request.printHTTP {
+            arguments += ["--http", "-l"]
+            if request.captureReadsKeyLog, let keyLog = sandbox.tlsKeyLogPath { arguments += ["--keylog", keyLog] }
+        }
         if let file = request.captureFile {
             try? FileManager.default.removeItem(atPath: file)
-            var options = background
-            options.stdout = .null
-            pids.append(try ProcessSpawner.spawn([capture, "-i", interface, "-w", file], options: options).pid)
+            arguments += ["-w", file]
+        }
+        let options = SpawnOptions(stdin: .null, stdout: request.printHTTP ? .inherit : .null, grouping: .newProcessGroup)
+        let pids = [try ProcessSpawner.spawn(arguments, options: options).pid]
+        if let file = request.captureFile {
             // The file appears once the handle is live; wait for it so the command's first packets are in it.
             let deadline = Date().addingTimeInterval(5)
             while !FileManager.default.fileExists(atPath: file), Date() < deadline { usleep(20_000) }
             if !FileManager.default.fileExists(atPath: file) {
                 log("warning: capture has not created \(file) yet; the first packets may be missing")
             }
-        }
-        if request.printHTTP {
-            var arguments = [capture, "-i", interface, "--http", "-l"]
-            if request.captureReadsKeyLog, let keyLog = sandbox.tlsKeyLogPath { arguments += ["--keylog", keyLog] }
-            pids.append(try ProcessSpawner.spawn(arguments, options: background).pid)
+        } else {
             usleep(300_000)
         }
         for pid in pids {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What a finished program left behind.
 public struct CommandResult: Sendable, Equatable {
@@ -43,7 +42,7 @@ public protocol PendingCommand: Sendable {
 }
 
 /// Runs an external program given as an argument array (`["tc", "qdisc", "show"]`), never through a shell.
-/// Tests use `RecordingRunner` to see the exact commands without root.
+/// Tests record the exact commands without root through their own runner (TestSupport's `RecordingRunner`).
 public protocol CommandRunner: Sendable {
     /// Runs the program and returns how it ended; throws only when it cannot be started.
     func run(_ arguments: [String]) throws -> CommandResult
@@ -109,53 +108,6 @@ public struct ProcessRunner: CommandRunner {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         return nil
-    }
-}
-
-/// Records every command instead of running it, answering with scripted results.
-/// A response applies to the first command that starts with its prefix; anything else succeeds with no output.
-public final class RecordingRunner: CommandRunner {
-    public struct Response: Sendable {
-        public var prefix: [String]
-        public var result: CommandResult
-        public init(prefix: [String], result: CommandResult) {
-            self.prefix = prefix
-            self.result = result
-        }
-    }
-
-    private let state: Mutex<(commands: [[String]], responses: [Response])>
-    private let handler: (@Sendable ([String]) -> CommandResult?)?
-
-    /// `handler`, when given, is asked first and may answer any command (a stateful fake); `nil` falls back
-    /// to the scripted responses.
-    public init(responses: [Response] = [], handler: (@Sendable ([String]) -> CommandResult?)? = nil) {
-        state = Mutex((commands: [], responses: responses))
-        self.handler = handler
-    }
-
-    /// Every command run so far, in order.
-    public var commands: [[String]] { state.withLock { $0.commands } }
-
-    /// Commands that change something (everything except `show` queries and `modprobe -n`).
-    public var changingCommands: [[String]] { commands.filter { !RecordingRunner.isQuery($0) } }
-
-    public func respond(to prefix: [String], with result: CommandResult) {
-        state.withLock { $0.responses.insert(Response(prefix: prefix, result: result), at: 0) }
-    }
-
-    public func run(_ arguments: [String]) throws -> CommandResult {
-        state.withLock { $0.commands.append(arguments) }
-        if let handler, let result = handler(arguments) { return result }
-        return state.withLock { state in
-            let match = state.responses.first { arguments.starts(with: $0.prefix) }
-            return match?.result ?? CommandResult()
-        }
-    }
-
-    /// Whether a command only reads state.
-    public static func isQuery(_ arguments: [String]) -> Bool {
-        arguments.contains("show") || (arguments.first == "modprobe" && arguments.contains("-n"))
     }
 }
 

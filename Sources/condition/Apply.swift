@@ -16,7 +16,8 @@ struct Apply: ParsableCommand {
     @OptionGroup var profiles: ProfileOptions
     @Argument(help: "Profile name (see `condition list`); leave out with --schedule.") var name: String?
     @OptionGroup var interface: InterfaceOrSandboxOption
-    @Option(name: .customLong("for"), help: ArgumentHelp(
+    // Unconditional, so `--for -3s` reaches validate() and is called a bad duration, not a missing value.
+    @Option(name: .customLong("for"), parsing: .unconditional, help: ArgumentHelp(
         "Turn the profile off after this long: 3s, 500ms, 2m, 1h, 1m30s or seconds.", valueName: "duration"))
     var duration: String?
     @Flag(help: "Replace a root or ingress qdisc TapKit did not create (recorded; off puts it back).")
@@ -30,7 +31,7 @@ struct Apply: ParsableCommand {
     @Option(name: .customLong("then"), help: ArgumentHelp(
         "After --after, switch in place to this profile (and stay until off, --for or Ctrl-C).", valueName: "profile"))
     var then: String?
-    @Option(name: .customLong("after"), help: ArgumentHelp("When --then switches: 10s, 500ms, 2m...", valueName: "duration"))
+    @Option(name: .customLong("after"), parsing: .unconditional, help: ArgumentHelp("When --then switches: 10s, 500ms, 2m...", valueName: "duration"))
     var after: String?
     @Option(name: .customLong("schedule"), help: ArgumentHelp(
         "Follow a schedule file instead of one profile: {\"steps\": [{\"profile\": \"Slow Net\", \"for\": \"10s\"}, ...], \"repeat\": true}.",
@@ -41,7 +42,7 @@ struct Apply: ParsableCommand {
     var traceDownlink: String?
     @Option(name: .customLong("trace-uplink"), help: ArgumentHelp("The same for the uplink.", valueName: "file"))
     var traceUplink: String?
-    @Option(name: .customLong("interval"), help: ArgumentHelp("Step of a trace (default 1s).", valueName: "duration"))
+    @Option(name: .customLong("interval"), parsing: .unconditional, help: ArgumentHelp("Step of a trace (default 1s).", valueName: "duration"))
     var traceInterval: String?
 
     func validate() throws {
@@ -51,7 +52,7 @@ struct Apply: ParsableCommand {
         }
         if (then == nil) != (after == nil) { throw ValidationError("--then and --after go together: --then \"Black Hole\" --after 10s") }
         if let after, DurationParser.seconds(after) == nil {
-            throw ValidationError("invalid --after \"\(after)\": expected a duration such as 10s, 500ms, 2m or 1m30s")
+            throw ValidationError("invalid --after \"\(after)\": expected a positive duration such as 10s, 500ms, 2m or 1m30s")
         }
         if then != nil && scheduleFile != nil { throw ValidationError("--then is a schedule of its own; put its step in the --schedule file") }
         if (traceDownlink != nil || traceUplink != nil) && (then != nil || scheduleFile != nil || name == nil) {
@@ -65,24 +66,25 @@ struct Apply: ParsableCommand {
                                   + "--netns and --pid apply to -i IFACE only")
         }
         if let duration, DurationParser.seconds(duration) == nil {
-            throw ValidationError("invalid --for \"\(duration)\": expected a duration such as 3s, 500ms, 2m, 1h or 1m30s")
+            throw ValidationError("invalid --for \"\(duration)\": expected a positive duration such as 3s, 500ms, 2m, 1h or 1m30s")
         }
         if noWait && duration == nil { throw ValidationError("--no-wait only makes sense with --for") }
     }
 
     func run() throws {
+        try report { try Privileges.require("condition apply (it changes qdiscs with tc)") }
         if let sandbox = interface.sandbox {
-            return try report { try SandboxApply.run(profile: profiles.catalog().profileWithSettings(named: name ?? "", for: "--sandbox"), sandbox: sandbox,
+            return try report { try SandboxApply.run(profile: profiles.catalog(for: name).profileWithSettings(named: name ?? "", for: "--sandbox"), sandbox: sandbox,
                                                      duration: duration) }
         }
         if traceDownlink != nil || traceUplink != nil { return try runTrace() }
         if let (schedule, file) = try report({ try requestedSchedule() }) {
-            let catalog = try report { try profiles.catalog() }
+            let catalog = try report { try profiles.catalog(warnings: false) }
             let steps = try report { try catalog.stepProfiles(of: schedule, file: file) }
             return try runSchedule(steps.map { ($0.profile, $0.seconds) }, repeats: schedule.repeats)
         }
         let seconds = duration.flatMap(DurationParser.seconds)
-        let (profile, device) = try report { (try profiles.catalog().profile(named: name ?? ""), try interface.name) }
+        let (profile, device) = try report { (try profiles.catalog(for: name).profile(named: name ?? ""), try interface.name) }
         // With --for, Ctrl-C means "turn it off now": catch it from the start, so one arriving while
         // applying is not lost and never kills us half-way.
         let interrupt = seconds == nil ? nil : try report { try SignalCatcher(signals: [SIGINT, SIGTERM, SIGHUP]) }
@@ -105,20 +107,23 @@ struct Apply: ParsableCommand {
         }
         let state = outcome.state
         if let seconds, let deadline = state.expiresAt {
+            let revert: RevertScheduler.Mechanism
             do {
-                _ = try RevertScheduler.schedule(interface: device, token: state.token, deadline: deadline,
-                                                 extra: try namespace.target()?.arguments ?? [],
-                                                 runner: conditioner.runner,
-                                                 unitEnvironment: ConditionEnvironment.unitEnvironment)
+                revert = try RevertScheduler.schedule(interface: device, token: state.token, deadline: deadline,
+                                                      extra: try namespace.target()?.arguments ?? [],
+                                                      runner: conditioner.runner,
+                                                      unitEnvironment: ConditionEnvironment.unitEnvironment)
             } catch {
                 _ = try? conditioner.off(device, token: state.token)
                 try report { throw ReportedError(description: "\(error); the profile was turned off again because --for could not be guaranteed") }
+                throw ExitCode.failure
             }
             announce(outcome, profile: profile, device: device, suffix: " for \(TCUnits.trim(seconds))s")
             if noWait { return }
             print("Waiting until then; Ctrl-C turns it off now.")
             _ = interrupt?.wait(until: deadline)
             let turnedOff = try report { try conditioner.off(device, token: state.token) }
+            RevertScheduler.cancel(revert, runner: conditioner.runner)
             if turnedOff != nil { print("Turned \"\(profile.name)\" off on \(device).") }
         } else {
             announce(outcome, profile: profile, device: device, suffix: "")
@@ -136,7 +141,7 @@ struct Apply: ParsableCommand {
             return (try Schedule.parse(data, file: scheduleFile), scheduleFile)
         }
         guard let name else { return nil }
-        let named = try profiles.catalog().profile(named: name)
+        let named = try profiles.catalog(for: name).profile(named: name)
         if let schedule = named.schedule {
             if then != nil {
                 throw ReportedError(description: "\"\(named.name)\" is a schedule already; --then adds a step to one profile "
@@ -158,7 +163,7 @@ struct Apply: ParsableCommand {
             try report { throw ReportedError(description: "invalid --interval \"\(traceInterval ?? "")\": expected a duration of at least 100ms") }
             return
         }
-        let base = try report { try profiles.catalog().profileWithSettings(named: name ?? "", for: "--trace-downlink/--trace-uplink") }
+        let base = try report { try profiles.catalog(for: name).profileWithSettings(named: name ?? "", for: "--trace-downlink/--trace-uplink") }
         func read(_ path: String?) throws -> [UInt64]? {
             guard let path else { return nil }
             let data: Data
@@ -271,6 +276,7 @@ struct Apply: ParsableCommand {
         let selection = profile.effectiveSelection(outcome.state.selection ?? .allIP)
         if selection.isTargeted { print("Only \(selection.summary) is conditioned; everything else passes untouched.") }
         for exclusion in selection.exclusions { print("Not conditioned: \(exclusion)") }
+        if let source = profile.source { print("Profile from \(source)") }
     }
 }
 
@@ -283,6 +289,7 @@ struct Off: ParsableCommand {
     @Option(help: .hidden) var token: String?
 
     func run() throws {
+        try report { try Privileges.require("condition off (it changes qdiscs with tc)") }
         let device = try report { try interface.name }
         let profile = try report { try namespace.conditioner().off(device, token: token) }
         if let profile {
@@ -327,6 +334,9 @@ struct Status: ParsableCommand {
     @OptionGroup var namespace: NamespaceOptions
 
     func run() throws {
+        if namespace.netns != nil || namespace.pid != nil {
+            try report { try Privileges.require("condition status --netns/--pid (it enters another network namespace)") }
+        }
         var statuses = try report { try namespace.conditioner() }.status()
         if let interface { statuses = statuses.filter { $0.interface == interface } }
         if json {

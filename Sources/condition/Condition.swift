@@ -26,17 +26,17 @@ struct ProfileOptions: ParsableArguments {
         "A directory of *.json profiles that override built-ins of the same name.", valueName: "dir"))
     var directory: String?
 
-    func catalog() throws -> ProfileCatalog {
+    /// Every profile; each file that could not be used is named in a warning on standard error, except one that may
+    /// be `name` (asking for it is then the error, from `ProfileCatalog.profile(named:)`).
+    func catalog(for name: String? = nil, warnings: Bool = true) throws -> ProfileCatalog {
         let executable = URL(fileURLWithPath: RevertScheduler.currentExecutable())
-        return try ProfileCatalog.standard(extra: directory.map { URL(fileURLWithPath: $0) }, executable: executable,
-                                           builtIn: ConditionEnvironment.builtInProfiles)
-    }
-
-    /// Every good profile, and the files that could not be used.
-    func catalogSkippingBadFiles() throws -> (ProfileCatalog, [ProfileFileError]) {
-        let executable = URL(fileURLWithPath: RevertScheduler.currentExecutable())
-        return try ProfileCatalog.standardSkippingBadFiles(extra: directory.map { URL(fileURLWithPath: $0) }, executable: executable,
-                                                           builtIn: ConditionEnvironment.builtInProfiles)
+        let catalog = try ProfileCatalog.standard(extra: directory.map { URL(fileURLWithPath: $0) }, executable: executable,
+                                                  builtIn: ConditionEnvironment.builtInProfiles,
+                                                  environment: ConditionEnvironment.variables)
+        for bad in catalog.badFiles where warnings && name.map({ !bad.mayBe($0) }) ?? true {
+            FileHandle.standardError.write(Data("condition: warning: skipped \(bad.error)\n".utf8))
+        }
+        return catalog
     }
 }
 

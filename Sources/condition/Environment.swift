@@ -37,5 +37,5 @@ func makeConditioner() -> Conditioner {
     let runner = ProcessRunner()
     return Conditioner(runner: runner, store: StateStore(directory: ConditionEnvironment.stateDirectory,
                                                          namespaceID: NetworkNamespace.currentID()),
-                       batchesTC: true, logger: makeLogger())
+                       logger: makeLogger())
 }

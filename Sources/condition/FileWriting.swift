@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// Writes a file the user named, turning Foundation's error into "cannot write FILE: reason" (the
 /// system's own words for the errno, e.g. "Permission denied"), never an NSCocoaErrorDomain dump.
@@ -16,21 +17,5 @@ func createUserDirectory(_ url: URL) throws {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     } catch {
         throw ReportedError(description: "cannot create \(url.path): \(systemReason(error))")
-    }
-}
-
-/// The errno behind a Foundation file error, in words; Foundation's own description when there is none.
-func systemReason(_ error: any Error) -> String {
-    let nsError = error as NSError
-    if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
-    if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-        return String(cString: strerror(Int32(underlying.code)))
-    }
-    switch nsError.code {
-    case NSFileWriteNoPermissionError: return String(cString: strerror(EACCES))
-    case NSFileWriteOutOfSpaceError: return String(cString: strerror(ENOSPC))
-    case NSFileWriteVolumeReadOnlyError: return String(cString: strerror(EROFS))
-    case NSFileNoSuchFileError, NSFileWriteInvalidFileNameError: return String(cString: strerror(ENOENT))
-    default: return nsError.localizedDescription
     }
 }

@@ -8,7 +8,7 @@ struct List: ParsableCommand {
     @OptionGroup var profiles: ProfileOptions
 
     func run() throws {
-        let (catalog, problems) = try report { try profiles.catalogSkippingBadFiles() }
+        let catalog = try report { try profiles.catalog() }
         // Tried for real as root (as apply does); otherwise judged from the kernel's module lists.
         let netem = geteuid() == 0 ? LiveKernelSupport().netemAvailable() : LinkConditioner.Doctor().moduleAvailable("sch_netem")
         let rows = catalog.profiles.map { profile in
@@ -39,9 +39,6 @@ struct List: ParsableCommand {
         if rows.contains(where: { $0.last != "yes" }) {
             print("HERE: whether this kernel can apply it (`condition doctor` says how to get netem)")
         }
-        for problem in problems {
-            FileHandle.standardError.write(Data("condition: skipped \(problem)\n".utf8))
-        }
     }
 }
 
@@ -53,7 +50,7 @@ struct Show: ParsableCommand {
     var name: String
 
     func run() throws {
-        let catalog = try report { try profiles.catalog() }
+        let catalog = try report { try profiles.catalog(for: name) }
         let profile = try report { try catalog.profile(named: name) }
         print(ProfileDescription.show(profile))
         if let schedule = profile.schedule {

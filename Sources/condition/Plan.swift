@@ -14,7 +14,7 @@ struct Plan: ParsableCommand {
     @OptionGroup var targets: TargetOptions
 
     func run() throws {
-        let (profile, device) = try report { (try profiles.catalog().profileWithSettings(named: name, for: "plan"), try interface.name) }
+        let (profile, device) = try report { (try profiles.catalog(for: name).profileWithSettings(named: name, for: "plan"), try interface.name) }
         // A plan is for a fresh interface and needs no root, but a typo in the name should not go unnoticed.
         let runner = ProcessRunner()
         if let shown = try? runner.run(["ip", "link", "show", "dev", device.rawValue]), shown.status != 0 {
@@ -25,13 +25,16 @@ struct Plan: ParsableCommand {
         let selection = try report {
             try targets.selection(sshConnection: machineInterface ? ConditionEnvironment.variables["SSH_CONNECTION"] : nil)
         }
-        print("# apply \"\(profile.name)\" to \(device)")
+        // The record apply would write, and the plans apply and off build from it: the same functions they run.
+        var state = ConditionState(interface: device, profile: profile, replacedIngress: force)
+        state.selection = selection
+        print("# apply \"\(profile.name)\" to \(device)" + (profile.source.map { " (profile from \($0))" } ?? ""))
         for command in PlanBuilder.applyPlan(profile: profile, interface: device, selection: selection,
                                              replaceRoot: force, replaceIngress: force) {
             print(shellQuoted(command))
         }
         print("# off")
-        for command in PlanBuilder.teardownPlan(profile: profile, interface: device) {
+        for command in PlanBuilder.offPlan(interface: device, state: state, observed: .afterApplying(state)) {
             print(shellQuoted(command))
         }
         if profile.needsNetem {

@@ -67,8 +67,13 @@ struct RunCommand: ParsableCommand {
             SandboxCLI.printError("condition run: \(message)")
             throw ExitCode(status)
         }
+        if !Privileges.hasNetworkAdmin {
+            SandboxCLI.printError("condition run needs root (or CAP_NET_ADMIN) to build its network namespace: "
+                                  + "run it again under sudo; the command itself runs as you")
+            throw ExitCode(SandboxCLI.setupFailureStatus)
+        }
         let chosen: Profile
-        do { chosen = try profiles.catalog().profileWithSettings(named: profile, for: "run") } catch {
+        do { chosen = try profiles.catalog(for: profile).profileWithSettings(named: profile, for: "run") } catch {
             SandboxCLI.printError("condition run: \(error)")
             throw ExitCode(SandboxCLI.setupFailureStatus)
         }

@@ -98,6 +98,6 @@ struct NamespaceOptions: ParsableArguments {
         let runner = target.runner()
         return Conditioner(runner: runner, store: StateStore(directory: ConditionEnvironment.stateDirectory,
                                                              namespaceID: target.namespaceID),
-                           inInitialNamespace: target.isInitialNamespace, batchesTC: true, logger: makeLogger())
+                           inInitialNamespace: target.isInitialNamespace, logger: makeLogger())
     }
 }

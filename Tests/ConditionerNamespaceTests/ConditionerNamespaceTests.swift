@@ -247,7 +247,7 @@ struct BatchedSwitchNamespaceTests {
         let pair = try NamespacePair()
         let runner = BatchRunner(base: NamespaceCommandRunner(namespace: pair.client))
         let conditioner = Conditioner(runner: runner, store: StateStore(directory: pair.stateDirectory, namespaceID: pair.client),
-                                      kernel: FixedKernelSupport(netem: false), inInitialNamespace: false, batchesTC: true)
+                                      kernel: FixedKernelSupport(netem: false), inInitialNamespace: false)
         let first = Profile(name: "A", downlink: LinkSettings(bitsPerSecond: 4_000_000), uplink: LinkSettings(bitsPerSecond: 2_000_000))
         let second = Profile(name: "B", downlink: LinkSettings(bitsPerSecond: 1_000_000), uplink: LinkSettings(bitsPerSecond: 512_000))
         _ = try conditioner.apply(first, to: pair.clientInterface)
@@ -287,7 +287,7 @@ struct BatchedSwitchNamespaceTests {
         let pair = try NamespacePair()
         let conditioner = Conditioner(runner: NamespaceCommandRunner(namespace: pair.client),
                                       store: StateStore(directory: pair.stateDirectory, namespaceID: pair.client),
-                                      kernel: FixedKernelSupport(netem: false), inInitialNamespace: false, batchesTC: true)
+                                      kernel: FixedKernelSupport(netem: false), inInitialNamespace: false)
         let first = Profile(name: "A", downlink: LinkSettings(bitsPerSecond: 4_000_000), uplink: LinkSettings(bitsPerSecond: 2_000_000))
         let second = Profile(name: "B", downlink: LinkSettings(bitsPerSecond: 1_000_000), uplink: LinkSettings(bitsPerSecond: 512_000))
         func classes(_ device: String) throws -> String {

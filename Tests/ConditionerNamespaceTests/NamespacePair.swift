@@ -114,7 +114,8 @@ final class NamespacePair {
     func conditioner(runner: (any CommandRunner)? = nil) -> Conditioner {
         Conditioner(runner: runner ?? NamespaceCommandRunner(namespace: client),
                     store: StateStore(directory: stateDirectory, namespaceID: client),
-                    kernel: FixedKernelSupport(netem: false), inInitialNamespace: false)
+                    kernel: FixedKernelSupport(netem: false), inInitialNamespace: false,
+                    batchesTC: false)
     }
 }
 

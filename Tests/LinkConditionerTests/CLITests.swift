@@ -94,9 +94,62 @@ import Testing
         #expect(bad.stderrText.contains("skipped "))
         #expect(bad.stderrText.contains("dsl2.json: field \"downlink.bandwidthKbit\": expected a number of kilobits per second"))
         #expect(bad.stdoutText.contains("Slow Net") && bad.stdoutText.contains("DSL"))
-        // Commands that need the catalog whole still refuse it, naming the file.
+        // A bad file affects only itself: other profiles work, with a warning naming it...
         let show = try condition(["show", "Slow Net", "--profiles", extra.path], home: home)
-        #expect(show.status != 0 && show.stderrText.contains("dsl2.json"))
+        #expect(show.status == 0 && show.stdoutText.contains("32 kbit/s"))
+        #expect(show.stderrText.contains("warning: skipped ") && show.stderrText.contains("dsl2.json"))
+        // ...but asking for the profile it may have been (its name inside, or its file name) is that file's error,
+        // not a silent fall back to the DSL of another directory.
+        for name in ["DSL", "dsl2"] {
+            let asked = try condition(["plan", name, "-i", "lo", "--profiles", extra.path], home: home)
+            #expect(asked.status == 1, "\(name)")
+            #expect(asked.stderrText.contains("dsl2.json: field \"downlink.bandwidthKbit\""), "\(name)")
+            #expect(!asked.stderrText.contains("warning"), "\(name)")
+        }
+    }
+
+    @Test func aDirectoryNamedLikeAProfileIsNamedNotACocoaError() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-profiles-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("x.json"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let list = try condition(["list", "--profiles", dir.path])
+        #expect(list.status == 0)
+        #expect(list.stderrText.contains("x.json: is a directory; expected a profile file"))
+        #expect(!list.stderrText.contains("NSCocoaErrorDomain"))
+    }
+
+    @Test func aProfileThatChangesNothingIsRefused() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-profiles-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(#"{"name": "Nothing", "downlink": {"delayMs": 0}, "uplink": {}}"#.utf8).write(to: dir.appendingPathComponent("nothing.json"))
+        let profile = try #require(try ProfileCatalog.loadDirectory(dir).first)
+        #expect(profile.problems.contains { $0.hasPrefix("it changes nothing") })
+        #expect(throws: ConditionerError.self) {
+            try Conditioner(runner: RecordingRunner(), store: temporaryStore(), kernel: FixedKernelSupport(netem: true),
+                            inInitialNamespace: false).apply(profile, to: try InterfaceName("eth0"))
+        }
+    }
+
+    @Test func negativeDurationsAreBadDurationsNotMissingValues() throws {
+        let result = try condition(["apply", "DSL", "-i", "eth0", "--for", "-3s"])
+        #expect(result.status != 0)
+        #expect(result.stderrText.contains("invalid --for \"-3s\": expected a positive duration"))
+        #expect(!result.stderrText.contains("Missing value"))
+    }
+
+    @Test func aBadExclusionIsToldEveryForm() throws {
+        let result = try condition(["plan", "DSL", "-i", "lo", "--exclude", "foo"])
+        #expect(result.status != 0)
+        #expect(result.stderrText.contains("ADDRESS:PORT"))
+    }
+
+    @Test func thePlansOffIsWhatOffRuns() throws {
+        let plan = try condition(["plan", "Slow Net", "-i", "lo", "--force"]).stdoutText
+        let off = plan.components(separatedBy: "# off\n")[1].split(separator: "\n").filter { !$0.hasPrefix("#") }
+        // --force: off puts an (empty) ingress back, as rollBack does for a replaced one.
+        #expect(off == ["tc qdisc del dev lo ingress", "tc qdisc del dev lo root",
+                        "tc qdisc add dev lo handle ffff: ingress", "ip link del dev tk-lo"])
     }
 
     @Test func listSaysWhichProfilesThisKernelCanApply() throws {

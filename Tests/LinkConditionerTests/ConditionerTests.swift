@@ -8,7 +8,8 @@ private let tbf = FakeNetwork.Qdisc(kind: "tbf", handle: "5:", parent: nil, opti
 
 private func conditioner(_ network: FakeNetwork, _ runner: RecordingRunner, netem: Bool = true,
                          initial: Bool = false, store: StateStore = temporaryStore()) -> Conditioner {
-    Conditioner(runner: runner, store: store, kernel: FixedKernelSupport(netem: netem), inInitialNamespace: initial)
+    Conditioner(runner: runner, store: store, kernel: FixedKernelSupport(netem: netem), inInitialNamespace: initial,
+                batchesTC: false)
 }
 
 private func profile(_ name: String) throws -> Profile { try builtIns().profile(named: name) }
@@ -232,7 +233,7 @@ private let bandwidthOnly = Profile(name: "Test BW", downlink: LinkSettings(bits
         let bad = Profile(name: "Bad", downlink: LinkSettings(bitsPerSecond: 10, lossPercent: 150))
         let error = #expect(throws: ConditionerError.self) {
             try Conditioner(runner: runner, store: temporaryStore(), kernel: FixedKernelSupport(netem: true),
-                            inInitialNamespace: false).apply(bad, to: try InterfaceName("eth0"))
+                            inInitialNamespace: false, batchesTC: false).apply(bad, to: try InterfaceName("eth0"))
         }
         #expect(error?.description.contains("downlink loss must be 0 to 100%") == true)
         #expect(error?.description.contains("downlink bandwidth") == true)

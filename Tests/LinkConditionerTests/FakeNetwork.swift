@@ -1,5 +1,6 @@
 import Foundation
 import LinkConditioner
+import TestSupport
 import Synchronization
 
 /// A small stand-in for the kernel's view of links and qdiscs, driven by the same `tc`/`ip` argument arrays the

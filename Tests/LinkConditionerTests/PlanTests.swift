@@ -17,7 +17,7 @@ func lines(_ commands: [[String]]) -> String {
         let expected = try #require(ExpectedPlans.eth0[name])
         let eth0 = try InterfaceName("eth0")
         #expect(lines(PlanBuilder.applyPlan(profile: profile, interface: eth0)) == expected.apply)
-        #expect(lines(PlanBuilder.teardownPlan(profile: profile, interface: eth0)) == expected.off)
+        #expect(lines(PlanBuilder.offPlan(afterApplying: profile, interface: eth0)) == expected.off)
     }
 
     /// What apply really runs (recorded through the conditioner, on a fake kernel) is the plan, exactly.
@@ -27,7 +27,7 @@ func lines(_ commands: [[String]]) -> String {
         let network = FakeNetwork()
         let runner = network.runner()
         let conditioner = Conditioner(runner: runner, store: temporaryStore(), kernel: FixedKernelSupport(netem: true),
-                                      inInitialNamespace: false)
+                                      inInitialNamespace: false, batchesTC: false)
         _ = try conditioner.apply(profile, to: InterfaceName("eth0"))
         #expect(lines(runner.changingCommands) == ExpectedPlans.eth0[name]?.apply)
         let before = runner.changingCommands.count

@@ -1,5 +1,6 @@
 import Foundation
 import LinkConditioner
+import TestSupport
 import Testing
 
 private let eth0 = try! InterfaceName("eth0")
@@ -10,7 +11,7 @@ private let eth0 = try! InterfaceName("eth0")
         let network = FakeNetwork()
         let runner = network.runner()
         let conditioner = Conditioner(runner: runner, store: temporaryStore(), kernel: FixedKernelSupport(netem: true),
-                                      inInitialNamespace: false, batchesTC: true)
+                                      inInitialNamespace: false)
         return (network, runner, conditioner)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LinkConditioner
+import TestSupport
 import Testing
 
 private let eth0 = try! InterfaceName("eth0")
@@ -57,8 +58,7 @@ private let eth0 = try! InterfaceName("eth0")
     }
 
     private func batching(_ network: FakeNetwork, _ runner: RecordingRunner, store: StateStore) -> Conditioner {
-        Conditioner(runner: runner, store: store, kernel: FixedKernelSupport(netem: true), inInitialNamespace: false,
-                    batchesTC: true)
+        Conditioner(runner: runner, store: store, kernel: FixedKernelSupport(netem: true), inInitialNamespace: false)
     }
 
     @Test func aSwitchIsOneTcProcess() throws {

@@ -109,7 +109,7 @@ import Testing
     @Test func statusListsTheExcludedSSHSession() throws {
         let network = FakeNetwork()
         let conditioner = Conditioner(runner: network.runner(), store: temporaryStore(), kernel: FixedKernelSupport(netem: true),
-                                      inInitialNamespace: true)
+                                      inInitialNamespace: true, batchesTC: false)
         let ssh = try #require(TrafficSelection.sshSession(from: "192.0.2.9 52100 192.0.2.1 22"))
         let outcome = try conditioner.apply(try builtIns().profile(named: "Black Hole"), to: try InterfaceName("eth0"),
                                             options: ApplyOptions(confirmed: true, selection: TrafficSelection().excluding([ssh])))
@@ -135,7 +135,7 @@ import Testing
         let network = FakeNetwork()
         let runner = network.runner()
         let conditioner = Conditioner(runner: runner, store: temporaryStore(), kernel: FixedKernelSupport(netem: true),
-                                      inInitialNamespace: false)
+                                      inInitialNamespace: false, batchesTC: false)
         let eth0 = try InterfaceName("eth0")
         let first = TrafficSelection(ports: [443])
         _ = try conditioner.apply(try builtIns().profile(named: "3G"), to: eth0, options: ApplyOptions(selection: first))

@@ -1,5 +1,6 @@
 import Foundation
 import LinkConditioner
+import TestSupport
 import Sandbox
 import Testing
 

@@ -1,0 +1,29 @@
+/// What `off` found on an interface before taking a profile down: the facts `PlanBuilder.offPlan` decides from.
+public struct ObservedInterface: Sendable, Equatable {
+    public var interfacePresent: Bool
+    public var hasOurRoot: Bool
+    /// A root qdisc that is neither TapKit's nor the kernel's default.
+    public var hasForeignRoot: Bool
+    public var ingressPresent: Bool
+    /// Whether the ingress qdisc's filters redirect to the interface's ifb (asked only without a record).
+    public var ingressRedirectsToOurIFB: Bool
+    public var ifbPresent: Bool
+
+    public init(interfacePresent: Bool, hasOurRoot: Bool, hasForeignRoot: Bool, ingressPresent: Bool,
+                ingressRedirectsToOurIFB: Bool, ifbPresent: Bool) {
+        self.interfacePresent = interfacePresent
+        self.hasOurRoot = hasOurRoot
+        self.hasForeignRoot = hasForeignRoot
+        self.ingressPresent = ingressPresent
+        self.ingressRedirectsToOurIFB = ingressRedirectsToOurIFB
+        self.ifbPresent = ifbPresent
+    }
+
+    /// The interface as `apply` of `state` leaves it: what `condition plan` shows `off` for.
+    public static func afterApplying(_ state: ConditionState) -> ObservedInterface {
+        let uplink = PlanBuilder.uplinkSpec(state.profile, selection: state.selection ?? .allIP)
+        return ObservedInterface(interfacePresent: true, hasOurRoot: uplink.needsTree,
+                                 hasForeignRoot: !uplink.needsTree && state.replacedRoot != nil,
+                                 ingressPresent: true, ingressRedirectsToOurIFB: true, ifbPresent: true)
+    }
+}

@@ -1,0 +1,20 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The errno behind a Foundation file error, in words; Foundation's own description when there is none.
+public func systemReason(_ error: any Error) -> String {
+    let nsError = error as NSError
+    if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
+    if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        return String(cString: strerror(Int32(underlying.code)))
+    }
+    switch nsError.code {
+    case NSFileWriteNoPermissionError: return String(cString: strerror(EACCES))
+    case NSFileWriteOutOfSpaceError: return String(cString: strerror(ENOSPC))
+    case NSFileWriteVolumeReadOnlyError: return String(cString: strerror(EROFS))
+    case NSFileNoSuchFileError, NSFileWriteInvalidFileNameError: return String(cString: strerror(ENOENT))
+    default: return nsError.localizedDescription
+    }
+}
