@@ -113,6 +113,10 @@ let package = Package(
         ),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "HTTPDecoding", "TestSupport"]),
         .testTarget(name: "CaptureCLITests", dependencies: ["TestSupport"]),
+        .testTarget(
+            name: "CaptureEngineTests",
+            dependencies: ["CaptureEngine", "HTTPDecoding", "PacketCapture", "TLS", "TestSupport"]
+        ),
         // The module graph of docs/architecture.md, from what the sources import.
         .testTarget(name: "ArchitectureTests"),
         // The capture executable's own types (its quick argument path against swift-argument-parser's).

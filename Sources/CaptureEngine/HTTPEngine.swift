@@ -7,7 +7,7 @@ import TLS
 
 /// What the engine emits, in capture order, on one thread: HTTP events (exchanges, WebSocket messages, notices,
 /// warnings) and the TLS facts of each connection the decrypting layer saw.
-public enum CaptureEvent: Sendable {
+public enum CaptureEvent: Sendable, Hashable {
     case http(HTTPEvent)
     case tls(TLSSessionFacts)
 }
