@@ -40,7 +40,7 @@ private func touch(_ event: HTTPEvent) -> Int {
             for header in request.headers { total += header.name.utf8.count + header.value.utf8.count }
         }
         if let response = exchange.response {
-            total += response.status + response.reason.utf8.count
+            total += (response.status ?? 0) + response.statusText.utf8.count + response.reason.utf8.count
             for header in response.headers { total += header.name.utf8.count + header.value.utf8.count }
         }
         return total

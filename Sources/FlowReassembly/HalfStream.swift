@@ -64,8 +64,13 @@ struct HalfStream: Sendable {
     /// against it. The reassembler sets it before each call.
     var peerPosition: UInt32?
 
+    /// The connection is not announced yet (opened by data without a SYN, see `Connection.isProvisional`): every
+    /// byte is buffered and nothing is delivered, so a late SYN can still place it and set the roles.
+    var held = false
+
     /// Whether a chunk's gate lets it go: no gate, the peer is not open, or the peer's delivery reached it.
     func gateIsOpen(_ gate: UInt32?) -> Bool {
+        if held { return false }
         guard let gate, let peerPosition else { return true }
         return sequenceDistance(from: peerPosition, to: gate) <= 0
     }
@@ -166,7 +171,7 @@ struct HalfStream: Sendable {
         }
         // Bytes cut by the snap length will never be seen; say so right away rather than stall the stream on them.
         let capturedEnd = sequence &+ UInt32(truncatingIfNeeded: count)
-        if uncapturedTail > 0 && sequenceDistance(from: nextSequence, to: capturedEnd) == 0 {
+        if uncapturedTail > 0 && !held && sequenceDistance(from: nextSequence, to: capturedEnd) == 0 {
             consumer.streamGap(id, direction, length: uncapturedTail, at: time)
             nextSequence &+= UInt32(truncatingIfNeeded: uncapturedTail)
             change.released += drain(at: time, id: id, direction: direction, into: &consumer)
@@ -245,6 +250,25 @@ struct HalfStream: Sendable {
                 if !equalBytes(payload, from: lower, chunk.bytes, from: lower - chunkStart, count: upper - lower) {
                     change.conflict = true
                 }
+            }
+        }
+    }
+
+    /// A late SYN says where this direction really starts: `sequence` (ISN+1), at or before the first byte held.
+    /// Only before anything was delivered; the held chunks stay where their sequence numbers put them.
+    mutating func reanchor(initialSequence isn: UInt32) {
+        initialSequence = isn
+        nextSequence = isn &+ 1
+        startSequence = isn &+ 1
+    }
+
+    /// Gates measured against a peer whose start was unknown when they were set: one further ahead of the peer's
+    /// delivery than `limit` acknowledges a stream other than the one seen and would only stall this direction.
+    mutating func dropImplausibleGates(limit: Int) {
+        guard let peerPosition else { return }
+        for index in 0..<pending.count {
+            if let gate = pending[index].gate, sequenceDistance(from: peerPosition, to: gate) > limit {
+                pending[index].gate = nil
             }
         }
     }

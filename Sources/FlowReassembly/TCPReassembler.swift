@@ -106,6 +106,9 @@ public struct TCPReassembler: Sendable {
 
         let key = ConnectionKey(source, destination)
         var slot = table[key]
+        /// A SYN placed the bytes of a connection opened by data: it is announced once the SYN's own direction has
+        /// started, so the gates of the held bytes measure against the right start.
+        var releaseAfterSYN = false
         let isSYN = flags.contains(.syn), isACK = flags.contains(.ack), isRST = flags.contains(.rst)
 
         if let existing = slot {
@@ -120,6 +123,15 @@ public struct TCPReassembler: Sendable {
                     counters.ignoredSegments += 1
                     return
                 }
+            } else if slots[existing].isProvisional && isSYN && !isRST {
+                if reanchor(slot: existing, synFrom: source, sequence: sequenceNumber, isSYNACK: isACK) {
+                    releaseAfterSYN = true
+                } else {
+                    // The held bytes lie before this SYN or far beyond it: another connection's on this 4-tuple.
+                    release(slot: existing, synSeen: false, at: time, into: &consumer)
+                    endReusedConnection(slot: existing, at: time, into: &consumer)
+                    slot = nil
+                }
             } else if isSYN && !isACK && !isRST {
                 let direction = slots[existing].direction(from: source)
                 let half = slots[existing][direction]
@@ -128,11 +140,7 @@ public struct TCPReassembler: Sendable {
                     slots[existing][direction].initialSequence = sequenceNumber
                 } else if half.phase != .unseen && half.initialSequence != sequenceNumber {
                     // The 4-tuple was reused before we saw the old connection end.
-                    let id = slots[existing].id
-                    consumer.warning(id, "connection reused by a new SYN before it ended; ending the old one",
-                                     at: time)
-                    closeConnection(slot: existing, reason: .evicted, at: time, into: &consumer)
-                    remove(slot: existing)
+                    endReusedConnection(slot: existing, at: time, into: &consumer)
                     slot = nil
                 }
             }
@@ -140,6 +148,7 @@ public struct TCPReassembler: Sendable {
 
         let captured = payload.count
         let onWire = max(payloadLength ?? captured, captured)
+        let opensConnection = slot == nil
         if slot == nil {
             // Only a SYN or a segment with data starts tracking; a stray ACK, FIN or RST would only make noise.
             guard (isSYN || onWire > 0) && !isRST else {
@@ -153,6 +162,19 @@ public struct TCPReassembler: Sendable {
         slots[s].lastSeen = time
         let id = slots[s].id
         let direction = slots[s].direction(from: source)
+        if !opensConnection && !isSYN && slots[s][direction].phase == .unseen && isACK
+            && !acknowledgmentIsPlausible(acknowledgmentNumber, for: slots[s][direction.reversed]) {
+            // The first segment of this direction acknowledges bytes its peer's stream, begun by a SYN, never had:
+            // a late segment of an earlier connection on this 4-tuple (its final ACK or RST after a new SYN).
+            counters.ignoredSegments += 1
+            return
+        }
+        if slots[s].isProvisional && !opensConnection && !releaseAfterSYN
+            && (isRST || slots[s][direction].phase == .unseen
+                || time.seconds(since: slots[s].heldSince) >= limits.acknowledgedHoleTimeoutSeconds) {
+            // The peer of the held bytes showed up without a SYN (or the hold is over): a mid-stream pickup.
+            release(slot: s, synSeen: false, at: time, into: &consumer)
+        }
 
         if isRST {
             if let reason = reasonToIgnoreReset(slot: s, direction: direction, sequence: sequenceNumber,
@@ -164,6 +186,23 @@ public struct TCPReassembler: Sendable {
                 }
                 return
             }
+            slots[s].wasReset = true
+            if slots[s][direction].phase == .open {
+                // Nothing of this direction lies after the RST's sequence number; bytes below it may still come.
+                let released = slots[s][direction].setFIN(at: sequenceNumber)
+                account(gap: 0, released: released, slot: s)
+            }
+            if slots[s].toServer.isWaitingOnHole || slots[s].toClient.isWaitingOnHole {
+                // Late segments can still fill the holes (captures merged or reordered): wait for them, as long as
+                // the acknowledged-hole delay, then give up what is missing (`closeIfOverdue`).
+                slots[s].closingSince = slots[s].closingSince ?? time
+                for side in [StreamDirection.clientToServer, .serverToClient] where !slots[s][side].isWaitingOnHole {
+                    let ended = slots[s][side].end(.reset, at: time, id: id, direction: side, into: &consumer)
+                    account(gap: ended.gap, released: ended.released, slot: s)
+                }
+                closeIfBothEnded(slot: s, at: time, into: &consumer)
+                return
+            }
             closeConnection(slot: s, reason: .reset, at: time, into: &consumer)
             return
         }
@@ -173,6 +212,11 @@ public struct TCPReassembler: Sendable {
             if isSYN {
                 slots[s][direction].initialSequence = sequenceNumber
                 slots[s][direction].start(at: sequenceNumber &+ 1)
+                if let hint = slots[s][direction].acknowledgedHint {
+                    // The peer acknowledged bytes of this direction before its SYN was seen (a merged capture):
+                    // if they never show up, the acknowledged-hole delay gives them up.
+                    slots[s][direction].noteAcknowledgment(hint, at: time)
+                }
             } else {
                 // Picked up mid-stream: start at the first byte seen, or at what the peer already acknowledged
                 // when that is a little earlier (so a reordered first segment still gets buffered, not lost).
@@ -184,6 +228,7 @@ public struct TCPReassembler: Sendable {
                 slots[s][direction].start(at: start)
             }
         }
+        if releaseAfterSYN { release(slot: s, synSeen: true, at: time, into: &consumer) }
         if slots[s][direction].phase == .open {
             let dataSequence = isSYN ? sequenceNumber &+ 1 : sequenceNumber
             if flags.contains(.fin) {
@@ -205,6 +250,9 @@ public struct TCPReassembler: Sendable {
                     // stream other than the one seen (the peer re-anchored with a new ISN, or the capture lost
                     // megabytes); waiting for it would only stall this direction.
                     if ahead > 0 && ahead <= limits.maxBufferedBytesPerConnection { gate = acknowledgmentNumber }
+                } else if slots[s].isProvisional {
+                    // The peer's start is not known yet: keep the ACK, measured once it is (`release`).
+                    gate = acknowledgmentNumber
                 }
             }
             syncPeerPositions(slot: s)
@@ -212,8 +260,9 @@ public struct TCPReassembler: Sendable {
                 sequence: dataSequence, payload: payload, uncapturedTail: onWire - captured, at: time, id: id,
                 direction: direction, into: &consumer, gate: gate)
             account(change, slot: s, at: time, into: &consumer)
-            if slots[s][direction].reachedFIN {
-                let ended = slots[s][direction].end(.fin, at: time, id: id, direction: direction, into: &consumer)
+            if slots[s][direction].reachedFIN && !slots[s].isProvisional {
+                let ended = slots[s][direction].end(slots[s].endReason, at: time, id: id, direction: direction,
+                                                    into: &consumer)
                 account(gap: ended.gap, released: ended.released, slot: s)
             }
         } else if onWire > 0 {
@@ -235,14 +284,10 @@ public struct TCPReassembler: Sendable {
                 }
                 slots[s][other].acknowledgedHint = acknowledgmentNumber
             case .open:
-                // The peer acknowledged the FIN, so it holds every byte before it: a hole left now is capture
-                // loss and will never be retransmitted.
-                if let fin = slots[s][other].finSequence, sequenceDistance(from: fin, to: acknowledgmentNumber) >= 1 {
-                    let ended = slots[s][other].end(.fin, at: time, id: id, direction: other, into: &consumer)
-                    account(gap: ended.gap, released: ended.released, slot: s)
-                } else {
-                    slots[s][other].noteAcknowledgment(acknowledgmentNumber, at: time)
-                }
+                // Bytes the peer holds that were not seen, a FIN's included: the sender will not send them again,
+                // but a capture merged or reordered may still show them late, so they are waited for as long as
+                // the acknowledged-hole delay (Zeek and Suricata also keep a closed connection a while).
+                slots[s][other].noteAcknowledgment(acknowledgmentNumber, at: time)
             case .ended:
                 break
             }
@@ -255,6 +300,81 @@ public struct TCPReassembler: Sendable {
         releaseGatedData(slot: s, at: time, into: &consumer)
 
         closeIfBothEnded(slot: s, at: time, into: &consumer)
+        if slots[s].state == .open && slots[s].closingSince == nil && bothDirectionsFinished(slot: s) {
+            slots[s].closingSince = time  // both FINs seen, holes below them: wait a while for late segments
+        }
+        closeIfOverdue(slot: s, now: time, into: &consumer)
+    }
+
+    /// A new SYN on a 4-tuple whose connection had not ended: the old one ends (`.evicted`) and is forgotten.
+    private mutating func endReusedConnection<Consumer: StreamConsumer>(slot s: Int, at time: Timestamp,
+                                                                        into consumer: inout Consumer) {
+        consumer.warning(slots[s].id, "connection reused by a new SYN before it ended; ending the old one", at: time)
+        closeConnection(slot: s, reason: .evicted, at: time, into: &consumer)
+        remove(slot: s)
+    }
+
+    /// Whether each direction has ended or seen its FIN. Runs for every segment: reads the fields in place (no
+    /// copy of the directions, no array).
+    private func bothDirectionsFinished(slot s: Int) -> Bool {
+        (slots[s].toServer.phase == .ended || slots[s].toServer.finSequence != nil)
+            && (slots[s].toClient.phase == .ended || slots[s].toClient.finSequence != nil)
+    }
+
+    /// A connection that is over (both FINs, or a RST) but still had holes below its end: once the
+    /// acknowledged-hole delay has passed, the holes are given up as gaps and it closes.
+    private mutating func closeIfOverdue<Consumer: StreamConsumer>(slot s: Int, now: Timestamp,
+                                                                   into consumer: inout Consumer) {
+        guard slots[s].state == .open, let since = slots[s].closingSince,
+              now.seconds(since: since) >= limits.acknowledgedHoleTimeoutSeconds else { return }
+        closeConnection(slot: s, reason: slots[s].endReason, at: now, into: &consumer)
+    }
+
+    /// Whether `acknowledgment` could acknowledge bytes of `half`: when it began with a SYN, an ACK before its
+    /// first byte, or further past the last byte seen than the per-connection buffer reaches, belongs to another
+    /// connection.
+    private func acknowledgmentIsPlausible(_ acknowledgment: UInt32, for half: HalfStream) -> Bool {
+        guard half.phase == .open, half.initialSequence != nil else { return true }
+        var highest = half.nextSequence
+        if let last = half.pending.last, sequenceDistance(from: highest, to: last.end) > 0 { highest = last.end }
+        return sequenceDistance(from: half.startSequence, to: acknowledgment) >= 0
+            && sequenceDistance(from: highest, to: acknowledgment) <= limits.maxBufferedBytesPerConnection
+    }
+
+    /// A SYN (or SYN/ACK) for a connection opened by data: it says who is the client, and where its sender's
+    /// stream starts. Returns false when the bytes already held cannot belong to that stream (they lie before it,
+    /// or further after it than the per-connection buffer reaches).
+    private mutating func reanchor(slot s: Int, synFrom source: Endpoint, sequence: UInt32, isSYNACK: Bool) -> Bool {
+        let senderIsClient = !isSYNACK
+        if senderIsClient != (slots[s].direction(from: source) == .clientToServer) { slots[s].swapRoles() }
+        let direction = slots[s].direction(from: source)
+        let half = slots[s][direction]
+        guard half.phase == .open else { return true }  // nothing of its sender held: it starts with this SYN
+        let ahead = sequenceDistance(from: sequence &+ 1, to: half.startSequence)
+        guard ahead >= 0 && ahead <= limits.maxBufferedBytesPerConnection else { return false }
+        slots[s][direction].reanchor(initialSequence: sequence)
+        return true
+    }
+
+    /// Ends the hold on a connection opened by data: announces it (with the roles a SYN gave, or guessed from the
+    /// ports when none came: a mid-stream pickup) and delivers what its gates allow.
+    private mutating func release<Consumer: StreamConsumer>(slot s: Int, synSeen: Bool, at time: Timestamp,
+                                                            into consumer: inout Consumer) {
+        guard slots[s].isProvisional else { return }
+        slots[s].isProvisional = false
+        slots[s].toServer.held = false
+        slots[s].toClient.held = false
+        let connection = slots[s]
+        consumer.connectionOpened(connection.id, client: connection.client, server: connection.server,
+                                  at: connection.heldSince)
+        if !synSeen {
+            consumer.warning(connection.id, "connection picked up mid-stream (no SYN seen); \(connection.server) "
+                             + "taken as the server because it has the lower port", at: connection.heldSince)
+        }
+        syncPeerPositions(slot: s)
+        slots[s].toServer.dropImplausibleGates(limit: limits.maxBufferedBytesPerConnection)
+        slots[s].toClient.dropImplausibleGates(limit: limits.maxBufferedBytesPerConnection)
+        releaseGatedData(slot: s, at: time, into: &consumer)
     }
 
     /// Tells each direction where the other one's delivery stands, for its gates.
@@ -297,7 +417,8 @@ public struct TCPReassembler: Sendable {
                 account(gap: 0, released: released, slot: s)
                 if released > 0 { moved = true }
                 if slots[s][direction].reachedFIN {
-                    let ended = slots[s][direction].end(.fin, at: time, id: id, direction: direction, into: &consumer)
+                    let ended = slots[s][direction].end(slots[s].endReason, at: time, id: id, direction: direction,
+                                                        into: &consumer)
                     account(gap: ended.gap, released: ended.released, slot: s)
                 }
             }
@@ -336,9 +457,15 @@ public struct TCPReassembler: Sendable {
         for s in table.values where now.seconds(since: slots[s].lastSeen) > limits.idleTimeoutSeconds {
             expired.append((slots[s].id, s))
         }
-        for s in table.values where slots[s].state == .open {
+        var open = table.values.filter { slots[$0].state == .open }
+        open.sort { slots[$0].id.rawValue < slots[$1].id.rawValue }
+        for s in open {
+            if slots[s].isProvisional && now.seconds(since: slots[s].heldSince) >= limits.acknowledgedHoleTimeoutSeconds {
+                release(slot: s, synSeen: false, at: now, into: &consumer)
+            }
             giveUpOverdueAcknowledgedHole(slot: s, direction: .clientToServer, now: now, into: &consumer)
             giveUpOverdueAcknowledgedHole(slot: s, direction: .serverToClient, now: now, into: &consumer)
+            closeIfOverdue(slot: s, now: now, into: &consumer)
         }
         expired.sort { $0.0.rawValue < $1.0.rawValue }
         for (_, s) in expired {
@@ -406,10 +533,14 @@ public struct TCPReassembler: Sendable {
         table[key] = slot
         counters.connectionsOpened += 1
         counters.peakConnections = max(counters.peakConnections, table.count)
-        consumer.connectionOpened(id, client: connection.client, server: connection.server, at: time)
         if guessed {
-            consumer.warning(id, "connection picked up mid-stream (no SYN seen); \(connection.server) taken as "
-                             + "the server because it has the lower port", at: time)
+            // Announced later (`release`): a SYN captured after these bytes may still place them and say which
+            // side is the client.
+            slots[slot].isProvisional = true
+            slots[slot].toServer.held = true
+            slots[slot].toClient.held = true
+        } else {
+            consumer.connectionOpened(id, client: connection.client, server: connection.server, at: time)
         }
         return slot
     }
@@ -419,9 +550,12 @@ public struct TCPReassembler: Sendable {
         slot s: Int, reason: StreamEndReason, at time: Timestamp, into consumer: inout Consumer
     ) {
         guard slots[s].state == .open else { return }
+        release(slot: s, synSeen: false, at: time, into: &consumer)
         let id = slots[s].id
         for direction in [StreamDirection.clientToServer, .serverToClient] {
-            let ended = slots[s][direction].end(reason, at: time, id: id, direction: direction, into: &consumer)
+            // A direction whose FIN (or the RST) was seen ended that way; the holes still below it are given up.
+            let how = slots[s][direction].finSequence != nil ? slots[s].endReason : reason
+            let ended = slots[s][direction].end(how, at: time, id: id, direction: direction, into: &consumer)
             account(gap: ended.gap, released: ended.released, slot: s)
         }
         slots[s].state = .closed
@@ -467,7 +601,7 @@ public struct TCPReassembler: Sendable {
     private mutating func giveUpOverdueAcknowledgedHole<Consumer: StreamConsumer>(
         slot s: Int, direction: StreamDirection, now: Timestamp, into consumer: inout Consumer
     ) {
-        guard slots[s][direction].acknowledgedBeyond != nil,
+        guard !slots[s].isProvisional, slots[s][direction].acknowledgedBeyond != nil,
               now.seconds(since: slots[s][direction].acknowledgedBeyondSince) >= limits.acknowledgedHoleTimeoutSeconds
         else { return }
         let id = slots[s].id
@@ -475,7 +609,8 @@ public struct TCPReassembler: Sendable {
         let step = slots[s][direction].giveUpAcknowledgedHole(at: now, id: id, direction: direction, into: &consumer)
         account(gap: step.gap, released: step.released, slot: s)
         if slots[s][direction].reachedFIN {
-            let ended = slots[s][direction].end(.fin, at: now, id: id, direction: direction, into: &consumer)
+            let ended = slots[s][direction].end(slots[s].endReason, at: now, id: id, direction: direction,
+                                                into: &consumer)
             account(gap: ended.gap, released: ended.released, slot: s)
             closeIfBothEnded(slot: s, at: now, into: &consumer)
         }
@@ -490,7 +625,7 @@ public struct TCPReassembler: Sendable {
         if change.beyondWindow { counters.ignoredSegments += 1 }
         if change.conflict {
             counters.conflictingOverlaps += 1
-            if !slots[s].warnedAboutConflict {
+            if !slots[s].warnedAboutConflict && !slots[s].isProvisional {
                 slots[s].warnedAboutConflict = true
                 consumer.warning(slots[s].id, "retransmitted bytes differ from the ones first seen; "
                                  + "kept the first ones", at: time)
@@ -531,6 +666,11 @@ public struct TCPReassembler: Sendable {
     private mutating func giveUpOldestHole<Consumer: StreamConsumer>(
         slot s: Int, limitDescription: String, at time: Timestamp, into consumer: inout Consumer
     ) {
+        if slots[s].isProvisional {
+            // Held bytes count too: stop holding first (the loop calling this checks the limit again).
+            release(slot: s, synSeen: false, at: time, into: &consumer)
+            return
+        }
         let toServer = slots[s].toServer, toClient = slots[s].toClient
         let direction: StreamDirection
         if toServer.pending.isEmpty {
@@ -547,7 +687,8 @@ public struct TCPReassembler: Sendable {
         consumer.warning(id, "\(limitDescription) reached: gave up waiting for \(step.gap) missing bytes "
                          + "(\(direction.label))", at: time)
         if slots[s][direction].reachedFIN {
-            let ended = slots[s][direction].end(.fin, at: time, id: id, direction: direction, into: &consumer)
+            let ended = slots[s][direction].end(slots[s].endReason, at: time, id: id, direction: direction,
+                                                into: &consumer)
             account(gap: ended.gap, released: ended.released, slot: s)
         }
     }

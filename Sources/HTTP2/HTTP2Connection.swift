@@ -61,7 +61,8 @@ final class HTTP2Connection: ConnectionTakeover {
             stream.request.ended = true
             stream.request.start = request.start
             stream.request.end = request.end
-            stream.interim = response.interim + [HTTPInterimResponse(status: response.status, reason: response.reason,
+            // Only a numeric 101 starts a takeover, so `status` is there.
+            stream.interim = response.interim + [HTTPInterimResponse(status: response.status ?? 101, reason: response.reason,
                                                                        headers: response.headers, time: response.start)]
             stream.warnings = upgrade.warnings
             streams[1] = stream
@@ -375,7 +376,10 @@ final class HTTP2Connection: ConnectionTakeover {
             warnings += body.warnings
             if body.sawGap { complete = false }
             let start = stream.response.start ?? currentTime
-            response = HTTPResponse(status: headers[":status"].flatMap { Int($0) } ?? 0, reason: "", version: "HTTP/2.0",
+            // `:status` as sent; nil (never a made-up 0) when it is missing or not a number.
+            let code = headers[":status"]
+            response = HTTPResponse(status: code.flatMap { Int($0) }, statusText: code ?? "", reason: "",
+                                    version: "HTTP/2.0",
                                     headers: HTTPHeaders(fields + stream.response.trailers), body: body.finish(),
                                     headSize: stream.response.headBytes, interim: stream.interim, start: start,
                                     end: stream.response.end ?? start)

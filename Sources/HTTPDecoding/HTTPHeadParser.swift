@@ -5,7 +5,9 @@ import Glibc
 /// The start line and header fields of one message, parsed from its complete head.
 enum ParsedStartLine: Sendable, Hashable {
     case request(method: String, uri: String, version: String)
-    case response(version: String, status: Int, reason: String)
+    /// `status`: the status code as a number, nil when it was not one (`2XX`) or absent (HTTP/0.9); `code`: the
+    /// status code as sent, empty when there was none; `reason`: the reason phrase as sent, empty when absent.
+    case response(version: String, status: Int?, code: String, reason: String)
 }
 
 struct ParsedHead {
@@ -198,7 +200,7 @@ enum HTTPHeadParser {
                             version: parts.third.map { text(line[$0]) } ?? "")  // always there for a request
         case .response:
             let status = line[parts.second].reduce(0) { $0 * 10 + Int($1 - 0x30) }
-            return .response(version: text(line[parts.first]), status: status,
+            return .response(version: text(line[parts.first]), status: status, code: text(line[parts.second]),
                              reason: parts.third.map { text(line[$0]) } ?? "")
         }
     }

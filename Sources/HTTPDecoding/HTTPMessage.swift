@@ -343,7 +343,12 @@ public struct HTTPInterimResponse: Sendable, Hashable {
 }
 
 public struct HTTPResponse: Sendable, Hashable {
-    public var status: Int
+    /// The status code as a number; nil when what was sent is not one (`HTTP/1.1 2XX`) or nothing was sent (an
+    /// HTTP/0.9 response has no status line). Never filled in.
+    public var status: Int?
+    /// The status code exactly as sent (`200`, `2XX`), empty when there was none.
+    public var statusText: String
+    /// The reason phrase as sent, empty when there was none.
     public var reason: String
     public var version: String
     public var headers: HTTPHeaders
@@ -353,9 +358,11 @@ public struct HTTPResponse: Sendable, Hashable {
     public var start: Timestamp
     public var end: Timestamp
 
-    public init(status: Int, reason: String, version: String, headers: HTTPHeaders, body: HTTPBody, headSize: Int,
-                interim: [HTTPInterimResponse], start: Timestamp, end: Timestamp) {
+    /// `statusText` defaults to `status` written out (empty when nil).
+    public init(status: Int?, statusText: String? = nil, reason: String, version: String, headers: HTTPHeaders,
+                body: HTTPBody, headSize: Int, interim: [HTTPInterimResponse], start: Timestamp, end: Timestamp) {
         self.status = status
+        self.statusText = statusText ?? status.map(String.init) ?? ""
         self.reason = reason
         self.version = version
         self.headers = headers

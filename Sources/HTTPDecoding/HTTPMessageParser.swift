@@ -381,7 +381,7 @@ final class HTTPMessageParser {
         let saved = buffer
         buffer.removeAll()
         scanFrom = 0
-        let head = ParsedHead(startLine: .response(version: "HTTP/0.9", status: 200, reason: ""),
+        let head = ParsedHead(startLine: .response(version: "HTTP/0.9", status: nil, code: "", reason: ""),
                               headers: HTTPHeaders([]),
                               anomalies: ["HTTP/0.9 response (no status line); body runs to the connection's close"])
         guard let delegate, let (message, _) = delegate.parser(self, didParse: head, headSize: 0, at: headStart) else {

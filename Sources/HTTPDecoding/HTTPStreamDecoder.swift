@@ -251,7 +251,7 @@ final class HTTPConnection: MessageParserDelegate {
             if chunked { return (message, .chunked) }
             return (message, .length(declaredLength ?? 0))
 
-        case .response(_, let status, _):
+        case .response(_, let status, _, _):
             let request: MessageInProgress? = answering ?? waiting.first
             if answering == nil, !waiting.isEmpty { answering = waiting.removeFirst() }
             answeringWithoutRequest = request == nil
@@ -259,10 +259,10 @@ final class HTTPConnection: MessageParserDelegate {
                 message.warnings.append("response without a captured request")
             }
             let method = request?.method ?? "GET"
-            if (100...199).contains(status) || status == 204 || status == 304 || method == "HEAD" {
-                return (message, .none)
-            }
-            if method == "CONNECT" && (200...299).contains(status) { return (message, .none) }
+            // Without a numeric status (`2XX`, HTTP/0.9) the response is framed as a final one with a body.
+            if let status, (100...199).contains(status) || status == 204 || status == 304 { return (message, .none) }
+            if method == "HEAD" { return (message, .none) }
+            if method == "CONNECT", let status, (200...299).contains(status) { return (message, .none) }
             if chunked { return (message, .chunked) }
             if let declaredLength { return (message, .length(declaredLength)) }
             return (message, .untilClose)
@@ -309,8 +309,8 @@ final class HTTPConnection: MessageParserDelegate {
             }
             return .next
 
-        case .response(_, let status, let reason):
-            if (100...199).contains(status) && status != 101 {
+        case .response(_, let status, let code, let reason):
+            if let status, (100...199).contains(status) && status != 101 {
                 if interim.count < limits.maxInterimResponses {
                     interim.append(HTTPInterimResponse(status: status, reason: reason, headers: message.head.headers,
                                                        time: message.start))
@@ -322,7 +322,8 @@ final class HTTPConnection: MessageParserDelegate {
             let request = answering
             answering = nil
             let method = request?.method
-            if status == 101 || (method == "CONNECT" && (200...299).contains(status)) {
+            let acceptedTunnel = method == "CONNECT" && status.map { (200...299).contains($0) } == true
+            if status == 101 || acceptedTunnel {
                 let kind = status == 101 ? (message.head.headers["Upgrade"]?.lowercased() ?? "unknown") : "tunnel"
                 upgrade = kind
                 var exchange = makeExchange(request: request, response: message)
@@ -345,7 +346,7 @@ final class HTTPConnection: MessageParserDelegate {
                 if method == "CONNECT" {
                     // A refused tunnel: what the client sends next is HTTP, or the bytes it meant to tunnel.
                     requestParser.refusedTunnelBytesFollow = { [weak self] _ in
-                        self?.startUpgradedStream("tunnel", refused: (status, reason))
+                        self?.startUpgradedStream("tunnel", refused: (code, reason))
                     }
                     requestParser.releaseHeldAfterRefusedTunnel(at: time)
                 } else {
@@ -366,7 +367,7 @@ final class HTTPConnection: MessageParserDelegate {
     /// From now on the connection's bytes go to a handler for the upgraded protocol (a tunnel by default).
     /// `refused`: the status that refused a CONNECT, when these are the client's bytes after it (client side only).
     /// `inner`: a decoder for what the tunnel carries, fed alongside the tunnel's own counting.
-    private func startUpgradedStream(_ kind: String, refused: (status: Int, reason: String)? = nil,
+    private func startUpgradedStream(_ kind: String, refused: (code: String, reason: String)? = nil,
                                      inner: ConnectionTakeover? = nil) {
         let context = UpgradedStreamContext(
             id: id, client: client, server: server, upgrade: kind, refused: refused, limits: limits, sink: sink,
@@ -471,7 +472,7 @@ final class HTTPConnection: MessageParserDelegate {
                                       headSize: request.headSize, start: request.start, end: request.end)
         }
         var httpResponse: HTTPResponse?
-        if let response, case .response(let version, let status, let reason) = response.head.startLine {
+        if let response, case .response(let version, let status, let code, let reason) = response.head.startLine {
             let body = response.finishedBody()
             warnings += response.warnings
             complete = complete && response.complete
@@ -481,7 +482,8 @@ final class HTTPConnection: MessageParserDelegate {
                 warnings.append("\(interim.count + droppedInterim) interim (1xx) responses; only the first "
                                 + "\(limits.maxInterimResponses) kept (HTTPDecoderLimits.maxInterimResponses)")
             }
-            httpResponse = HTTPResponse(status: status, reason: reason, version: version, headers: headers, body: body,
+            httpResponse = HTTPResponse(status: status, statusText: code, reason: reason, version: version,
+                                        headers: headers, body: body,
                                         headSize: response.headSize, interim: interim, start: response.start,
                                         end: response.end)
             interim = []

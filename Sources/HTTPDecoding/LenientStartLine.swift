@@ -3,7 +3,8 @@
 ///
 /// Oddities read: HTTP/0.9 requests (no version), a version in lower case or cut short (`HTTP/1.`), a missing
 /// request target, spaces inside the target (a CONNECT authority with a space), runs of spaces or tabs between
-/// the parts, and status codes that are not three digits or not numeric at all (`2XX`) or outside 100-599.
+/// the parts, and status codes that are not three digits or not numeric at all (`2XX`, kept as text with no
+/// number) or outside 100-599.
 /// What is not read: a line whose method is not a token, or a status line that does not begin with `HTTP/`
 /// (in any case); those are not HTTP.
 struct LenientStartLine {
@@ -50,6 +51,12 @@ struct LenientStartLine {
             guard plainMethod, words.count >= 2 else { return nil }
             let uri = HTTPHeadParser.text(line[words.second.lowerBound..<last.upperBound])
             anomalies.append("HTTP/0.9 request (no version)")
+            if let glued = gluedVersion(line[last]) {
+                // `GET /HTTP/1.1`: browsers and Zeek read the whole word as the target of an HTTP/0.9 request, and
+                // so do servers that answer HTTP/0.9; say what it most likely was meant to be.
+                anomalies.append("no space before \"\(HTTPHeadParser.preview(glued))\" at the end of the request line: "
+                                 + "read as part of the target, as browsers and Zeek read it")
+            }
             return LenientStartLine(startLine: .request(method: HTTPHeadParser.text(method), uri: uri, version: "HTTP/0.9"),
                                     anomalies: anomalies, isHTTP09: true)
 
@@ -59,22 +66,23 @@ struct LenientStartLine {
             let version = HTTPHeadParser.text(line[first])
             guard words.count >= 2 else {
                 anomalies.append("status line without a status code")
-                return LenientStartLine(startLine: .response(version: version, status: 0, reason: ""),
+                return LenientStartLine(startLine: .response(version: version, status: nil, code: "", reason: ""),
                                         anomalies: anomalies, isHTTP09: false)
             }
             let code = line[words.second]
-            let status: Int
+            let status: Int?
             if code.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) && code.count <= 9 {
-                status = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+                let number = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+                status = number
                 if code.count != 3 {
                     anomalies.append("status code \"\(HTTPHeadParser.preview(code))\" is not three digits")
-                } else if !(100...599).contains(status) {
-                    anomalies.append("status code \(status) outside 100-599")
+                } else if !(100...599).contains(number) {
+                    anomalies.append("status code \(number) outside 100-599")
                 }
             } else {
-                // `2XX`: keep the class when the first character says it.
-                let lead = code[code.startIndex]
-                status = lead >= 0x31 && lead <= 0x35 ? Int(lead - 0x30) * 100 : 0
+                // `2XX`: not a number, so none is made up (Zeek's reply code is 0 then, libhtp's invalid); the
+                // code is shown as sent, and the body framed as for any final response.
+                status = nil
                 anomalies.append("non-numeric status code \"\(HTTPHeadParser.preview(code))\"")
             }
             var reasonStart = words.second.upperBound
@@ -82,6 +90,7 @@ struct LenientStartLine {
             var reasonEnd = line.endIndex
             while reasonEnd > reasonStart && isBlank(line[reasonEnd - 1]) { reasonEnd -= 1 }
             return LenientStartLine(startLine: .response(version: version, status: status,
+                                                         code: HTTPHeadParser.text(code),
                                                          reason: HTTPHeadParser.text(line[reasonStart..<reasonEnd])),
                                     anomalies: anomalies, isHTTP09: false)
         }
@@ -113,6 +122,15 @@ struct LenientStartLine {
             }
             if count == 0 { return nil }
         }
+    }
+
+    /// The `HTTP/d.d` (any case) a word ends with, when something comes before it (`/HTTP/1.1`).
+    private static func gluedVersion(_ word: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard word.count > 8 else { return nil }
+        let tail = word.suffix(8)
+        var upper = tail
+        for i in tail.startIndex..<(tail.startIndex + 4) { upper[i] &= ~0x20 }
+        return HTTPHeadParser.isVersion(upper) ? tail : nil
     }
 
     /// `HTTP/` in any case, then anything.

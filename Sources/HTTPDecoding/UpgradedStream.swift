@@ -22,8 +22,9 @@ struct UpgradedStreamContext {
     /// The lower-case `Upgrade` token (`websocket`, `h2c`, ...) or `tunnel` for CONNECT.
     var upgrade: String
     /// Set when the server refused the CONNECT and these are the bytes the client sent anyway (not HTTP): the
-    /// refusing status and reason. Only the client's bytes come here then; the server's are still read as HTTP.
-    var refused: (status: Int, reason: String)? = nil
+    /// refusing status code (as sent) and reason. Only the client's bytes come here then; the server's are still
+    /// read as HTTP.
+    var refused: (code: String, reason: String)? = nil
     var limits: HTTPDecoderLimits
     let sink: EventSink
     /// Reports a connection notice (TLS inside the tunnel); the connection gives at most one.
@@ -90,7 +91,7 @@ final class TunnelSession: UpgradedStreamHandler {
         // What the tunnel carried first, then the tunnel's summary.
         context.inner?.close(at: time)
         if let refused = context.refused {
-            var summary = "after its CONNECT was refused (\(refused.status)\(refused.reason.isEmpty ? "" : " \(refused.reason)")), "
+            var summary = "after its CONNECT was refused (\(refused.code)\(refused.reason.isEmpty ? "" : " \(refused.reason)")), "
                 + "the client sent \(bytes[.clientToServer] ?? 0) bytes that are not HTTP"
             if let name = tlsServerName {
                 summary += " (a TLS ClientHello" + (name.map { " for \($0)" } ?? "") + ", the tunnel it asked for)"

@@ -190,16 +190,9 @@ extension PacketDecoder {
         var offset = start
         try need(bytes, offset + 2, layer: .gre, at: start)
         if bytes[offset] == 0xff && bytes[offset + 1] == 0x03 { offset += 2 }
-        try need(bytes, offset + 1, layer: .gre, at: start)
-        var pppProtocol = UInt16(bytes[offset])
-        if pppProtocol & 1 == 0 {
-            try need(bytes, offset + 2, layer: .gre, at: start)
-            pppProtocol = bytes.u16(offset)
-            offset += 2
-        } else {
-            offset += 1
-        }
-        switch pppProtocol {
+        let field = try readPPPProtocol(bytes, at: offset, layer: .gre, headerStart: start)
+        offset += field.length
+        switch field.value {
         case 0x0021: return InnerPacket(etherType: 0x0800, start: offset, wireEnd: wireEnd)
         case 0x0057: return InnerPacket(etherType: 0x86dd, start: offset, wireEnd: wireEnd)
         default:
@@ -299,6 +292,17 @@ extension PacketDecoder {
 
     // MARK: PPPoE
 
+    /// A PPP protocol field (RFC 1661 section 2): two bytes, or one when the peers negotiated protocol-field
+    /// compression (PFC, RFC 1661 section 6.5). Protocol numbers are odd in their low byte and even in their high
+    /// byte, so an odd first byte is a whole, compressed protocol (`0x21` for IPv4) and the datagram follows it.
+    private func readPPPProtocol(_ bytes: UnsafeRawBufferPointer, at offset: Int, layer: Layer,
+                                 headerStart: Int) throws(DecodingError) -> (value: UInt16, length: Int) {
+        try need(bytes, offset + 1, layer: layer, at: headerStart)
+        if bytes[offset] & 1 == 1 { return (UInt16(bytes[offset]), 1) }
+        try need(bytes, offset + 2, layer: layer, at: headerStart)
+        return (bytes.u16(offset), 2)
+    }
+
     func decodePPPoE(_ bytes: UnsafeRawBufferPointer, etherType: UInt16, at start: Int, wireEnd: Int,
                      into packet: inout DecodedPacket) throws(DecodingError) -> InnerPacket? {
         try need(bytes, start + 6, layer: .pppoe, at: start)
@@ -312,15 +316,16 @@ extension PacketDecoder {
             return nil
         }
         header.tags = bytes.slice(0, 0)
-        try need(bytes, start + 8, layer: .pppoe, at: start)
-        header.pppProtocol = bytes.u16(start + 6)
+        let field = try readPPPProtocol(bytes, at: start + 6, layer: .pppoe, headerStart: start)
+        header.pppProtocol = field.value
         try push(.pppoe(header), bytes, at: start, into: &packet)
+        let inner = start + 6 + field.length
         // The carried datagram ends where the PPPoE length says, unless the frame is shorter.
-        let end = max(min(wireEnd, start + 6 + length), start + 8)
+        let end = max(min(wireEnd, start + 6 + length), inner)
         switch header.pppProtocol {
-        case 0x0021: return InnerPacket(etherType: 0x0800, start: start + 8, wireEnd: end)
-        case 0x0057: return InnerPacket(etherType: 0x86dd, start: start + 8, wireEnd: end)
-        case 0x0281: return InnerPacket(etherType: 0x8847, start: start + 8, wireEnd: end)
+        case 0x0021: return InnerPacket(etherType: 0x0800, start: inner, wireEnd: end)
+        case 0x0057: return InnerPacket(etherType: 0x86dd, start: inner, wireEnd: end)
+        case 0x0281: return InnerPacket(etherType: 0x8847, start: inner, wireEnd: end)
         default:
             packet.network = .other(etherType: 0x8864)
             return nil

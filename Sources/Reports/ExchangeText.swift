@@ -4,6 +4,37 @@ import PacketDecoding
 
 /// Small text helpers shared by the renderers.
 public enum ExchangeText {
+    /// The status as sent and its reason phrase (`200 OK`, `2XX Odd Status`), or what stood in for it: an HTTP/0.9
+    /// response has no status line, a status line may have no code. Never a code or phrase that was not sent.
+    public static func status(_ response: HTTPResponse) -> String {
+        var out = TextOutput(fileDescriptor: -1, flushThreshold: 0)
+        appendStatus(response, to: &out)
+        return out.text
+    }
+
+    /// `status(_:)` written into `out`; a status line of printable ASCII (nearly all) is copied as it is, since
+    /// `BodyPresentation.terminalSafe` would leave it unchanged.
+    static func appendStatus(_ response: HTTPResponse, to out: inout TextOutput) {
+        func printable(_ text: String) -> Bool { text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7f } }
+        if !response.statusText.isEmpty && printable(response.statusText) && printable(response.reason) {
+            out.append(response.statusText)
+            if !response.reason.isEmpty {
+                out.append(UInt8(ascii: " "))
+                out.append(response.reason)
+            }
+            return
+        }
+        out.append(terminalSafeStatus(response))
+    }
+
+    private static func terminalSafeStatus(_ response: HTTPResponse) -> String {
+        if response.statusText.isEmpty {
+            return response.version == "HTTP/0.9" ? "HTTP/0.9 (no status line)" : "(no status code)"
+        }
+        return BodyPresentation.terminalSafe(response.statusText
+                                             + (response.reason.isEmpty ? "" : " \(response.reason)"))
+    }
+
     /// The Host header without its port, else the server address.
     static func hostWithoutPort(_ exchange: HTTPExchange) -> String {
         guard let host = exchange.request.flatMap(authority), !host.isEmpty else { return exchange.server.address.description }

@@ -150,7 +150,9 @@ public final class HARWriter {
             json.append("}")
             return
         }
-        json.key("status"); json.number(response.status)
+        // HAR's status is a number: 0 when the status sent was not one (`2XX`) or there was none (HTTP/0.9), with
+        // a comment that says so; never a made-up code.
+        json.key("status"); json.number(response.status ?? 0)
         json.append(","); json.key("statusText"); json.string(response.reason)
         json.append(","); json.key("httpVersion"); json.string(response.version)
         json.append(","); json.key("cookies"); HARCookie.write(HARCookie.fromResponse(response.headers), into: &json)
@@ -166,6 +168,13 @@ public final class HARWriter {
         json.append(","); json.key("redirectURL"); json.string(response.headers["Location"] ?? "")
         json.append(","); json.key("headersSize"); json.number(response.headSize)
         json.append(","); json.key("bodySize"); json.number(response.body.transferSize)
+        if response.status == nil {
+            json.append(","); json.key("comment")
+            json.string(response.statusText.isEmpty
+                        ? "no status line (\(response.version)); status 0 written because HAR requires a number"
+                        : "status code \"\(response.statusText)\" is not a number; status 0 written because HAR "
+                          + "requires a number")
+        }
         json.append("}")
     }
 

@@ -39,8 +39,11 @@ public enum HTTPJSONRenderer {
         json.append(","); json.key("response")
         if let response = exchange.response {
             json.append("{")
-            json.key("status"); json.number(response.status)
+            json.key("status")
+            if let status = response.status { json.number(status) } else { json.null() }
+            json.append(","); json.key("status_text"); json.string(response.statusText)
             json.append(","); json.key("reason"); json.string(response.reason)
+            json.append(","); json.key("version"); json.string(response.version)
             json.append(","); json.key("headers"); headers(response.headers, into: &json)
             json.append(","); json.key("body"); json.append("{")
             json.key("size"); json.number(response.body.size)

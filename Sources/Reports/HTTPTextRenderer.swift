@@ -78,13 +78,7 @@ public struct HTTPTextRenderer: Sendable {
         }
         out.append(" → ")
         if let response = exchange.response {
-            paint(statusStyle(response.status), &out) {
-                $0.append(decimal: response.status)
-                if !response.reason.isEmpty {
-                    $0.append(UInt8(ascii: " "))
-                    $0.append(response.reason)
-                }
-            }
+            paint(statusStyle(response.status), &out) { ExchangeText.appendStatus(response, to: &$0) }
             let start = exchange.request?.start ?? response.start
             out.append("  ")
             out.append(duration: response.end.seconds(since: start))
@@ -206,7 +200,8 @@ public struct HTTPTextRenderer: Sendable {
         paint(ExchangeText.timeOfDay(time, utc: options.utc), .dim) + " " + paint("! " + BodyPresentation.terminalSafe(message), .yellow) + "\n"
     }
 
-    private func statusStyle(_ status: Int) -> Style {
+    private func statusStyle(_ status: Int?) -> Style {
+        guard let status else { return .yellow }  // not a number, or no status line: odd, so it stands out
         switch status {
         case 200..<300: return .green
         case 300..<400: return .cyan
@@ -227,7 +222,10 @@ public struct HTTPTextRenderer: Sendable {
             for interim in response.interim {
                 out += "  " + paint("< \(interim.status) \(interim.reason)", .dim) + "\n"
             }
-            out += "  " + paint("< \(response.version) \(response.status) \(response.reason)", statusStyle(response.status)) + "\n"
+            let line = response.version == "HTTP/0.9" && response.statusText.isEmpty
+                ? "< (HTTP/0.9: no status line, no header fields)"
+                : "< \(response.version) \(response.statusText)" + (response.reason.isEmpty ? "" : " \(response.reason)")
+            out += "  " + paint(BodyPresentation.terminalSafe(line), statusStyle(response.status)) + "\n"
             for field in response.headers { out += "  < " + BodyPresentation.terminalSafe("\(field.name): \(field.value)") + "\n" }
             out += body(response.body)
         }

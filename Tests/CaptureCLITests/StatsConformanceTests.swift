@@ -131,6 +131,10 @@ enum KnownStatsDifferences {
     /// IP total length 0 (TCP segmentation offload): tshark takes the captured length, capture (like tcpdump) calls
     /// the header bad and finds no TCP in it.
     static let conversations: Set<String> = ["tcpdump_ipv4_tcp_http_xml_tso.pcap"]
+    /// The server's first data segment captured before the client's SYN (Tests/Fixtures/edges): tshark makes the
+    /// segment a conversation of its own and starts another at the SYN; capture places it in the connection the SYN
+    /// starts (docs/reassembly.md), so the conversation tables cannot agree.
+    static let conversationSplitBySYN: Set<String> = ["server-data-first.pcap"]
     /// tshark stops counting a connection's HTTP at a capture gap (zeek_http_entity_gap, zero-length-bodies-with-drops,
     /// pcap2har_out-of-order); counts SSDP NOTIFY over UDP as HTTP (pcap2har_fhs*); misses messages whose timestamps
     /// run backwards (atomic-frag) or that arrive a byte at a time on a port it does not take for HTTP (padding).
@@ -138,6 +142,9 @@ enum KnownStatsDifferences {
         "tcpdump_ipv4_tcp_http_xml_tso.pcap", "zeek_http_entity_gap.pcap", "zeek_http_zero-length-bodies-with-drops.pcap",
         "pcap2har_out-of-order.pcap", "pcap2har_fhs.pcap", "pcap2har_fhs_ncomp.pcap", "zeek_ipv6-http-atomic-frag.pcap",
         "zeek_tcp-http-with-padding.pcap", "lenient-requests.pcap",
+        // Tests/Fixtures/edges: a segment never captured (body-gap, response-lost), or the connection split in two
+        // by a SYN seen after data (server-data-first): tshark stops counting there.
+        "body-gap.pcap", "response-lost.pcap", "server-data-first.pcap",
     ]
     /// Status lines tshark reads differently, so neither count bounds the other: a four-digit status is its first
     /// three digits to tshark (1000 as 100 Continue), out-of-range ones are dropped. The server's own log is the
@@ -171,7 +178,8 @@ struct StatsConformanceTests {
                                   "-z", "endpoints,udp", "-z", "http,tree"])
             let sections = tsharkSections(run.stdoutText)
             captures += 1
-            if !KnownStatsDifferences.conversations.contains(name) {
+            if !KnownStatsDifferences.conversations.contains(name)
+                && !KnownStatsDifferences.conversationSplitBySYN.contains(name) {
                 for transport in ["tcp", "udp"] {
                     let title = transport.uppercased()
                     let theirs = tsharkConversations(sections["\(title) Conversations"] ?? "")
@@ -307,9 +315,12 @@ struct StatsConformanceTests {
 @Suite(.enabled(if: haveBinaryAndTshark, "needs the built capture binary and tshark (apt-get install tshark)"))
 struct FollowConformanceTests {
     /// Where tshark loses bytes capture delivers: reordered data it marks missing (http-reordered), a connection it
-    /// shows empty (pcap2har_out-of-order 10), and gaps it places differently (zero-length-bodies-with-drops).
+    /// shows empty (pcap2har_out-of-order 10), and gaps it places differently (zero-length-bodies-with-drops);
+    /// a segment captured after both FINs that tshark marks missing (after-both-fins), and server data captured
+    /// before the SYN that tshark keeps as a conversation of its own (server-data-first).
     static let knownDifferences: Set<String> = [
         "http-reordered.pcap 0", "pcap2har_out-of-order.pcap 10", "zeek_http_zero-length-bodies-with-drops.pcap 0",
+        "after-both-fins.pcap 0", "server-data-first.pcap 0",
     ]
     static let separator = "===================================================================\n"
 

@@ -41,6 +41,7 @@ struct TunnelDecodingTests {
         ("tunnel-vxlan6.pcap", ["ipv6", "udp", "vxlan", "ethernet"]),
         ("tunnel-geneve.pcap", ["ipv4", "udp", "geneve", "ethernet"]),
         ("tunnel-pppoe.pcap", ["pppoe"]),
+        ("tunnel-pppoe-pfc.pcap", ["pppoe"]),
     ]
 
     static var availableExpectations: [(String, [String])] {
@@ -132,9 +133,11 @@ struct TunnelDecodingTests {
         #expect(stacks == [[100, 200], [300]])
     }
 
-    /// PPPoE used to decode to nothing; now discovery is labelled and sessions carry their IP packets.
-    @Test func pppoeDiscoveryAndSession() throws {
-        let capture = try Self.fixture("tunnel-pppoe.pcap")
+    /// PPPoE used to decode to nothing; now discovery is labelled and sessions carry their IP packets, with the
+    /// PPP protocol field in two bytes or, compressed (PFC), in one (`0x21` then the IPv4 header).
+    @Test(arguments: ["tunnel-pppoe.pcap", "tunnel-pppoe-pfc.pcap"])
+    func pppoeDiscoveryAndSession(name: String) throws {
+        let capture = try Self.fixture(name)
         var codes: [UInt8] = []
         var sessionSegments = 0
         for index in capture.records.indices {

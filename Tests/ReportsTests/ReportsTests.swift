@@ -121,7 +121,7 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
         #expect(Set(request.keys) == ["method", "uri", "version", "headers", "body"])
         #expect(Set((request["body"] as? [String: Any])?.keys ?? [:].keys) == ["size", "sha256"])
         let response = try #require(object["response"] as? [String: Any])
-        #expect(Set(response.keys) == ["status", "reason", "headers", "body"])
+        #expect(Set(response.keys) == ["status", "status_text", "reason", "version", "headers", "body"])
         #expect(Set((response["body"] as? [String: Any])?.keys ?? [:].keys) == ["size", "sha256", "encoding"])
         let timing = try #require(object["timing"] as? [String: Any])
         #expect(Set(timing.keys) == ["request_start", "response_start", "response_end"])
@@ -254,5 +254,88 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
         json.append(" ")
         json.seconds(-0.25)
         #expect(json.text == "9200000000000000000.000000 -9200000000000000000.000000 null null -0.250000")
+    }
+}
+
+/// Issue 21: every output shows the status as sent, and nothing that was not on the wire: a code that is not a
+/// number (`2XX`) has no number, and an HTTP/0.9 answer (no status line) has no status and no reason.
+@Suite struct StatusAsSentTests {
+    static func withStatus(_ status: Int?, text: String, reason: String, version: String = "HTTP/1.1") -> HTTPExchange {
+        var exchange = exampleExchange()
+        exchange.response?.status = status
+        exchange.response?.statusText = text
+        exchange.response?.reason = reason
+        exchange.response?.version = version
+        return exchange
+    }
+
+    static let nonNumeric = withStatus(nil, text: "2XX", reason: "Odd Status")
+    static let http09 = withStatus(nil, text: "", reason: "", version: "HTTP/0.9")
+
+    @Test func jsonHasANumberOnlyWhenOneWasSent() throws {
+        for (exchange, text, version) in [(Self.nonNumeric, "2XX", "HTTP/1.1"), (Self.http09, "", "HTTP/0.9")] {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(HTTPJSONRenderer.line(for: exchange).utf8))
+                                      as? [String: Any])
+            let response = try #require(object["response"] as? [String: Any])
+            #expect(response["status"] is NSNull)
+            #expect(response["status_text"] as? String == text)
+            #expect(response["version"] as? String == version)
+            #expect(response["reason"] as? String == exchange.response?.reason)
+        }
+        let plain = try #require(try JSONSerialization.jsonObject(with: Data(HTTPJSONRenderer.line(for: exampleExchange()).utf8))
+                                 as? [String: Any])
+        #expect((plain["response"] as? [String: Any])?["status"] as? Int == 200)
+        #expect((plain["response"] as? [String: Any])?["status_text"] as? String == "200")
+    }
+
+    @Test func textShowsTheCodeAsSentOrSaysThereWasNone() {
+        var options = HTTPTextRenderer.Options()
+        options.utc = true
+        options.verbose = true
+        let renderer = HTTPTextRenderer(options: options)
+        let odd = renderer.render(Self.nonNumeric)
+        #expect(odd.contains("→ 2XX Odd Status"))
+        #expect(odd.contains("< HTTP/1.1 2XX Odd Status"))
+        let old = renderer.render(Self.http09)
+        #expect(old.contains("→ HTTP/0.9 (no status line)"))
+        #expect(old.contains("< (HTTP/0.9: no status line, no header fields)"))
+        #expect(!old.contains("200") && !odd.contains("200"))
+    }
+
+    @Test func harWritesZeroAndSaysWhy() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-\(UUID().uuidString).har").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try HARWriter(path: path)
+        writer.add(Self.nonNumeric)
+        writer.add(Self.http09)
+        try writer.finish()
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+                                  as? [String: Any])
+        let entries = try #require((object["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+        let responses = entries.compactMap { $0["response"] as? [String: Any] }
+        try #require(responses.count == 2)
+        #expect(responses.allSatisfy { $0["status"] as? Int == 0 })
+        #expect(responses[0]["statusText"] as? String == "Odd Status")
+        #expect((responses[0]["comment"] as? String)?.contains("\"2XX\" is not a number") == true)
+        #expect(responses[1]["statusText"] as? String == "")
+        #expect(responses[1]["httpVersion"] as? String == "HTTP/0.9")
+        #expect((responses[1]["comment"] as? String)?.contains("no status line") == true)
+    }
+
+    @Test func statisticsCountThemApartFromNumericCodes() {
+        var stats = HTTPStatistics()
+        stats.add(exampleExchange())
+        stats.add(Self.nonNumeric)
+        stats.add(Self.http09)
+        #expect(stats.http1StatusCodes == [200: 1])
+        #expect(stats.http1NonNumericStatuses == ["2XX": 1, "(none: HTTP/0.9)": 1])
+    }
+
+    @Test func statusFiltersNeverMatchAMissingNumber() throws {
+        var filter = ExchangeFilter()
+        filter.statuses = [try ExchangeFilter.StatusPattern(parsing: "2xx")]
+        #expect(filter.matches(exampleExchange()))
+        #expect(!filter.matches(Self.nonNumeric))
+        #expect(!filter.matches(Self.http09))
     }
 }

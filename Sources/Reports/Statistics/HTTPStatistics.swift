@@ -46,7 +46,7 @@ public struct HTTPGroup: Sendable, Hashable {
         if exchange.request != nil { requests += 1 }
         if let response = exchange.response {
             responses += 1
-            let statusClass = response.status / 100
+            let statusClass = (response.status ?? 0) / 100  // no numeric status: counted as "other"
             statusClasses[(1...5).contains(statusClass) ? statusClass : 0] += 1
             responseBytes += response.body.transferSize
         }
@@ -58,7 +58,10 @@ public struct HTTPGroup: Sendable, Hashable {
 public struct LargeResponse: Sendable, Hashable {
     public var bodyBytes: Int
     public var transferBytes: Int
-    public var status: Int
+    /// The status code as a number, nil when it was not one or there was none.
+    public var status: Int?
+    /// The status code as sent (empty for HTTP/0.9).
+    public var statusText: String
     public var method: String
     public var target: String
     public var time: Timestamp
@@ -76,6 +79,9 @@ public struct HTTPStatistics: Sendable {
     /// HTTP/1.x responses per status code, interim (1xx) responses included, as `tshark -z http,tree` counts them
     /// (its http tree leaves HTTP/2 to the http2 dissector).
     public private(set) var http1StatusCodes: [Int: Int] = [:]
+    /// HTTP/1.x responses whose status was not a number (`2XX`), by the code as sent, or had none (HTTP/0.9:
+    /// `(none: HTTP/0.9)`): counted apart, never under a made-up code.
+    public private(set) var http1NonNumericStatuses: [String: Int] = [:]
     /// HTTP/1.x requests per method, as `tshark -z http,tree` counts them.
     public private(set) var http1RequestMethods: [String: Int] = [:]
     public private(set) var largest: [LargeResponse] = []
@@ -131,7 +137,14 @@ public struct HTTPStatistics: Sendable {
             if http1Response || http1Request {
                 for interim in response.interim { http1StatusCodes[interim.status, default: 0] += 1 }
             }
-            if http1Response { http1StatusCodes[response.status, default: 0] += 1 }
+            if http1Response {
+                if let status = response.status {
+                    http1StatusCodes[status, default: 0] += 1
+                } else {
+                    http1NonNumericStatuses[response.statusText.isEmpty ? "(none: \(response.version))" : response.statusText,
+                                           default: 0] += 1
+                }
+            }
             noteSize(of: exchange, response)
         }
     }
@@ -153,6 +166,7 @@ public struct HTTPStatistics: Sendable {
         let size = response.body.size
         guard largest.count < limits.largestResponses || size > (largest.last?.bodyBytes ?? 0) else { return }
         let entry = LargeResponse(bodyBytes: size, transferBytes: response.body.transferSize, status: response.status,
+                                  statusText: response.statusText,
                                   method: exchange.request?.method ?? "", target: ExchangeText.hostAndTarget(exchange),
                                   time: response.start)
         let position = largest.firstIndex { $0.bodyBytes < size } ?? largest.count

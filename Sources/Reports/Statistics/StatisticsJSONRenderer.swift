@@ -103,6 +103,12 @@ public struct StatisticsJSONRenderer {
             json.string(String(code)); json.append(":"); json.number(count)
         }
         json.append("}")
+        json.append(","); json.key("http1NonNumericStatuses"); json.append("{")
+        for (i, (code, count)) in stats.http1NonNumericStatuses.sorted(by: { $0.key < $1.key }).enumerated() {
+            if i > 0 { json.append(",") }
+            json.string(code); json.append(":"); json.number(count)
+        }
+        json.append("}")
         json.append(","); json.key("http1RequestMethods"); json.append("{")
         for (i, (method, count)) in stats.http1RequestMethods.sorted(by: { $0.key < $1.key }).enumerated() {
             if i > 0 { json.append(",") }
@@ -114,7 +120,9 @@ public struct StatisticsJSONRenderer {
             if i > 0 { json.append(",") }
             json.append("{"); json.key("bodyBytes"); json.number(entry.bodyBytes)
             json.append(","); json.key("transferBytes"); json.number(entry.transferBytes)
-            json.append(","); json.key("status"); json.number(entry.status)
+            json.append(","); json.key("status")
+            if let status = entry.status { json.number(status) } else { json.null() }
+            json.append(","); json.key("status_text"); json.string(entry.statusText)
             json.append(","); json.key("method"); json.string(entry.method)
             json.append(","); json.key("target"); json.string(entry.target)
             json.append(","); json.key("time"); json.time(entry.time)

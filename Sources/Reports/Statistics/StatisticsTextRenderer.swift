@@ -79,12 +79,13 @@ public struct StatisticsTextRenderer {
         text += "\nHTTP/1.x status codes (interim 1xx included, as tshark -z http,tree counts them)\n"
         var codes = TextTable(header: ["status", "responses"], left: [0])
         for (code, count) in stats.http1StatusCodes.sorted(by: { $0.key < $1.key }) { codes.add([String(code), String(count)]) }
+        for (code, count) in stats.http1NonNumericStatuses.sorted(by: { $0.key < $1.key }) { codes.add([code, String(count)]) }
         text += codes.render()
         if !stats.largest.isEmpty {
             text += "\nLargest responses (decoded body bytes)\n"
             var largest = TextTable(header: ["body bytes", "on the wire", "status", "method", "target"], left: [3, 4])
             for entry in stats.largest {
-                largest.add([String(entry.bodyBytes), String(entry.transferBytes), String(entry.status), entry.method,
+                largest.add([String(entry.bodyBytes), String(entry.transferBytes), entry.statusText.isEmpty ? "-" : entry.statusText, entry.method,
                              entry.target])
             }
             text += largest.render()
