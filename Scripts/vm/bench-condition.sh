@@ -3,14 +3,20 @@
 # Runs INSIDE the VM as root (Scripts/bench-condition boots it):
 #   bench-condition.sh [--bin DIR] [--probes N] [--scale F] [--tcconfig-commands DIR] CASE...
 # Cases: rate:KBIT (rate:max = half the unconditioned upload goodput, rounded down to two digits),
-#        delay:MS, loss:PCT, jitter:MS (20 ms delay with MS of normal jitter, each way).
+#        delay:MS, loss:PCT, jitter:MS (20 ms delay with MS of normal jitter, each way); delay, loss and jitter
+#        may add @KBIT, a bandwidth in both directions too (delay:100@32: 100 ms at 32 kbit/s); throughput:MS@KBIT
+#        is the rate case through MS of delay each way (what keeps the user-space engine busy, for its CPU).
+# --no-tcconfig measures `condition` alone (Scripts/bench-condition --here: this kernel, no netem for tcconfig).
 # Each case is applied by `condition` (a profile file) and then by tcconfig to the client's end of a veth pair
 # (both directions: egress, and ingress through an ifb), and measured from the client:
 #   rate    iperf3 goodput up and down, counted at the receiving end interval by interval (server log for the
 #           upload, client for the download), after a warm-up; the window is long enough at low rates that one
 #           segment more or less at either edge is under 3% (32 kbit/s: 18 s); up to 10 Mbit/s the socket
 #           buffer is half a second of the rate (see socket_buffer)
-#   delay   ping RTT min/median over 40 probes at low load, minus the unconditioned median
+#   delay   ping -U RTT min/median over 40 probes at low load, minus the unconditioned median (-U: user to user;
+#           ping's default, the kernel's receive time stamp, is taken before netfilter holds an arriving packet,
+#           so it would not see the user-space engine's downlink delay that applications see)
+#   engine  the CPU the user-space engine's processes used during the measurement, % of one CPU
 #   loss    numbered UDP probes one way at a time (probe.py send/sink), N each way (default 2000)
 #   jitter  standard deviation of 300 ping RTTs (expected sqrt(2) x jitter for two independent ways)
 # tcconfig: with --tcconfig-commands DIR (Scripts/bench-condition makes it), the commands tcset/tcdel print with
@@ -27,6 +33,7 @@ bin_dir="$(pwd)/.build/debug"
 probes=2000
 scale=1
 tcconfig_dir=""
+no_tcconfig=0
 cases=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -34,6 +41,7 @@ while [ $# -gt 0 ]; do
         --probes) probes="$2"; shift 2 ;;
         --scale) scale="$2"; shift 2 ;;
         --tcconfig-commands) tcconfig_dir="$2"; shift 2 ;;
+        --no-tcconfig) no_tcconfig=1; shift ;;
         *) cases+=("$1"); shift ;;
     esac
 done
@@ -67,7 +75,7 @@ fi
 echo "# guest: $(nproc) CPUs, kernel $(uname -r), scale $scale, $probes probes"
 
 rtt_stats() {  # PREFIX COUNT INTERVAL
-    in_c timeout $(( $2 + 30 )) ping -n -c "$2" -i "$3" -W 3 $SIP 2>/dev/null | sed -n 's/.*time=\([0-9.]*\) ms/\1/p' | sort -n | awk -v p="$1" '
+    in_c timeout $(( $2 + 30 )) ping -U -n -c "$2" -i "$3" -W 3 $SIP 2>/dev/null | sed -n 's/.*time=\([0-9.]*\) ms/\1/p' | sort -n | awk -v p="$1" '
         { v[NR] = $1; s += $1; ss += $1 * $1 }
         END { if (NR == 0) { printf "%s_n=0", p; exit }
               m = s / NR; var = ss / NR - m * m; sd = sqrt(var > 0 ? var : 0)
@@ -131,20 +139,22 @@ base_median=$(echo "$base_stats" | sed 's/.*base_median=\([0-9.]*\).*/\1/')
 base_min=$(echo "$base_stats" | sed 's/.*base_min=\([0-9.]*\).*/\1/')
 echo "BENCH tool=none case=baseline $base_stats ${max_kbit:+max_kbit=$max_kbit}"
 
-settings() {  # CASE -> kind value
-    local kind=${1%%:*} value=${1#*:}
+settings() {  # CASE -> kind value rate (rate: "-" when the case sets none)
+    local kind=${1%%:*} value=${1#*:} rate=-
+    case $value in *@*) rate=${value#*@}; value=${value%@*} ;; esac
     [ "$value" = max ] && value=$max_kbit
-    echo "$kind $value"
+    echo "$kind $value $rate"
 }
 
 apply_condition() {  # KIND VALUE
     local body
     case $1 in
         rate) body="\"bandwidthKbit\": $2" ;;
-        delay) body="\"delayMs\": $2" ;;
+        delay|throughput) body="\"delayMs\": $2" ;;
         loss) body="\"lossPercent\": $2" ;;
         jitter) body="\"delayMs\": 20, \"jitterMs\": $2, \"jitterDistribution\": \"normal\"" ;;
     esac
+    [ "$rate" = - ] || body="\"bandwidthKbit\": $rate, $body"
     echo "{\"name\": \"Bench\", \"downlink\": {$body}, \"uplink\": {$body}}" > $profiles/bench.json
     in_c timeout 300 "$condition" apply Bench -i $CI --profiles $profiles --yes >/dev/null
 }
@@ -166,13 +176,14 @@ run_commands() {  # FILE [KEEP_GOING]
 }
 
 apply_tcconfig() {  # KIND VALUE
-    if [ -n "$tcconfig_dir" ]; then run_commands "$tcconfig_dir/$1_$2.apply"; return; fi
-    local args
+    if [ -n "$tcconfig_dir" ]; then run_commands "$tcconfig_dir/$1_$2$([ "$rate" = - ] || echo "@$rate").apply"; return; fi
+    local args=()
+    [ "$rate" = - ] || args=(--rate "${rate}Kbps")
     case $1 in
         rate) args=(--rate "${2}Kbps") ;;
-        delay) args=(--delay "${2}ms") ;;
-        loss) args=(--loss "${2}%") ;;
-        jitter) args=(--delay 20ms --delay-distro "${2}ms" --delay-distribution normal) ;;
+        delay) args+=(--delay "${2}ms") ;;
+        loss) args+=(--loss "${2}%") ;;
+        jitter) args+=(--delay 20ms --delay-distro "${2}ms" --delay-distribution normal) ;;
     esac
     in_c timeout 300 "$tcset_cmd" $CI "${args[@]}" --direction outgoing >/dev/null 2>&1 \
         && in_c timeout 300 "$tcset_cmd" $CI "${args[@]}" --direction incoming --add >/dev/null 2>&1
@@ -189,8 +200,9 @@ link_summary() {
 
 measure() {  # TOOL CASE KIND VALUE
     local kind=$3 value=$4
+    [ "$kind" = throughput ] && value=$rate
     case $kind in
-        rate)
+        rate|throughput)
             local warm=2 window
             window=$(secs $(awk -v r="$value" 'BEGIN { print (r < 100 ? 18 : 6) }'))
             [ "$value" -lt 100 ] && warm=3
@@ -198,28 +210,46 @@ measure() {  # TOOL CASE KIND VALUE
             up=$(goodput up $warm "$window" "$value"); down=$(goodput down $warm "$window" "$value")
             echo "BENCH tool=$1 case=$2 profile_kbit=$value window_s=$window $(socket_buffer "$value" | tr -d ' ' | sed 's/^-w/socket_buffer=/') up_goodput_kbit=$up down_goodput_kbit=$down"
             ;;
-        delay) echo "BENCH tool=$1 case=$2 expected_added_ms=$((2 * value)) base_median_ms=$base_median base_min_ms=$base_min $(rtt_stats rtt 40 0.1)" ;;
+        delay) echo "BENCH tool=$1 case=$2 expected_added_ms=$((2 * value)) rate_kbit=$rate base_median_ms=$base_median base_min_ms=$base_min $(rtt_stats rtt 40 0.1)" ;;
         jitter) echo "BENCH tool=$1 case=$2 expected_sd_ms=$(awk -v j=$value 'BEGIN{printf "%.2f", sqrt(2)*j}') $(rtt_stats rtt "$(secs 300)" 0.02)" ;;
         loss)
-            local up down budget=$(( probes / 200 + 30 ))
+            # Probes (84-byte frames) at most half the profile's rate: faster, a rate case's queue would overflow and
+            # count as loss (every 42 ms at 32 kbit/s; every 2 ms from 700 kbit/s up).
+            local interval; interval=$(awk -v r="$rate" 'BEGIN { i = (r == "-") ? 0.002 : 2 * 84 * 8 / (r * 1000); printf "%.3f", (i < 0.002 ? 0.002 : i) }')
+            local up down budget; budget=$(awk -v n=$probes -v i="$interval" 'BEGIN { printf "%d", n * i + 30 }')
             rm -f $work/up.ready $work/down.ready
             in_s timeout $budget "${probe[@]}" sink --bind $SIP --port 9101 --max-seconds $budget --idle-seconds 3 --ready-file $work/up.ready > $work/up.txt & local a=$!
             while [ ! -e $work/up.ready ] && kill -0 $a 2>/dev/null; do sleep 0.05; done
-            in_c timeout $budget "${probe[@]}" send --to $SIP --port 9101 --count $probes --interval 0.002 >/dev/null; wait $a
+            in_c timeout $budget "${probe[@]}" send --to $SIP --port 9101 --count $probes --interval "$interval" >/dev/null; wait $a
             in_c timeout $budget "${probe[@]}" sink --bind $CIP --port 9102 --max-seconds $budget --idle-seconds 3 --ready-file $work/down.ready > $work/down.txt & local b=$!
             while [ ! -e $work/down.ready ] && kill -0 $b 2>/dev/null; do sleep 0.05; done
-            in_s timeout $budget "${probe[@]}" send --to $CIP --port 9102 --count $probes --interval 0.002 >/dev/null; wait $b
+            in_s timeout $budget "${probe[@]}" send --to $CIP --port 9102 --count $probes --interval "$interval" >/dev/null; wait $b
             up=$(sed -n 's/.*sink_unique=\([0-9]*\).*/\1/p' $work/up.txt); down=$(sed -n 's/.*sink_unique=\([0-9]*\).*/\1/p' $work/down.txt)
             echo "BENCH tool=$1 case=$2 probes=$probes up_loss_pct=$(awk -v n=$probes -v r=${up:-0} 'BEGIN{printf "%.2f", (n-r)*100/n}') down_loss_pct=$(awk -v n=$probes -v r=${down:-0} 'BEGIN{printf "%.2f", (n-r)*100/n}')"
             ;;
     esac
 }
 
+# CPU seconds (user + system) of the user-space engine's processes on the lab's interface so far.
+engine_cpu() {
+    local pid total=0 ticks
+    for pid in $(pgrep -f "__engine -i $CI " 2>/dev/null); do
+        ticks=$(awk '{ print $14 + $15 }' /proc/$pid/stat 2>/dev/null || echo 0)
+        total=$((total + ticks))
+    done
+    awk -v t=$total -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz }'
+}
+
 run_tool() {  # TOOL CASE KIND VALUE
-    local t0=$(date +%s.%N) t1 t2 t3 summary
+    local t0=$(date +%s.%N) t1 t2 t3 summary c0 c1
     if "apply_$1" "$3" "$4"; then
         t1=$(date +%s.%N); summary=$(link_summary)
-        measure "$1" "$2" "$3" "$4" | sed "s/\$/ $summary/"
+        [ "$1" = condition ] && summary="$summary engine=$(in_c "$condition" status | sed -n 's/^  engine: \([a-z]*\).*/\1/p' | head -1)"
+        c0=$(engine_cpu)
+        measure "$1" "$2" "$3" "$4" | sed "s/\$/ $summary/" | {
+            read -r line; c1=$(engine_cpu)
+            echo "$line engine_cpu_pct=$(awk -v a="$c0" -v b="$c1" -v s="$t1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", (b - a) / (e - s) * 100 }')"
+        }
     else
         t1=$(date +%s.%N); echo "BENCH tool=$1 case=$2 failed=apply"
     fi
@@ -231,8 +261,9 @@ run_tool() {  # TOOL CASE KIND VALUE
 index=0
 for case in "${cases[@]}"; do
     index=$((index + 1))
-    read -r kind value <<<"$(settings "$case")"
+    read -r kind value rate <<<"$(settings "$case")"
     port=$((5300 + 20 * index)); run_tool condition "$case" "$kind" "$value"
+    [ "$no_tcconfig" = 1 ] && continue
     if [ -z "$tcset_cmd" ] && [ -z "$tcconfig_dir" ]; then echo "BENCH tool=tcconfig case=$case failed=not_installed"; continue; fi
     port=$((5310 + 20 * index)); run_tool tcconfig "$case" "$kind" "$value"
 done

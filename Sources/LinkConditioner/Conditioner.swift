@@ -48,6 +48,10 @@ public struct InterfaceStatus: Sendable, Codable {
     public var excluded: [String]?
     public var uplink: DirectionCounters?
     public var downlink: DirectionCounters?
+    /// What carries delay and loss (`ConditioningEngine.summary`, or "htb only" when the profile needs neither).
+    public var engine: String = ""
+    /// The user-space engine's own report (its counters), when it is the engine.
+    public var engineCounters: EngineReport?
     public var problem: String?
 }
 
@@ -61,12 +65,16 @@ public struct Conditioner: Sendable {
     /// Whether consecutive tc commands of a plan run as one `tc -batch` (`TCBatch`), so a switch lands in one
     /// process start (the default); off, every command is its own process (tests that look at single commands).
     public let batchesTC: Bool
+    /// The `condition` executable the user-space engine runs as (`condition __engine`).
+    public let engineExecutable: String
     let logger: Logger
 
     public init(runner: any CommandRunner = ProcessRunner(), store: StateStore = StateStore(),
                 kernel: (any KernelSupport)? = nil, inInitialNamespace: Bool? = nil, batchesTC: Bool = true,
+                engineExecutable: String = RevertScheduler.currentExecutable(),
                 logger: Logger = Logger(label: "tapkit.condition")) {
         self.runner = runner
+        self.engineExecutable = engineExecutable
         self.store = store
         self.batchesTC = batchesTC
         self.kernel = kernel ?? LiveKernelSupport(runner: runner)
@@ -100,7 +108,12 @@ public struct Conditioner: Sendable {
     func hasLeftovers(_ interface: InterfaceName, current: InterfaceQdiscs) throws -> Bool {
         if current.hasOurRoot { return true }
         if current.ingress != nil, try ingressIsOurs(interface) { return true }
-        return try interfaceExists(interface.ifbName)
+        return try interfaceExists(interface.ifbName) || engineTableExists(interface)
+    }
+
+    /// Whether the user-space engine's nftables table is there (false where nft is missing).
+    func engineTableExists(_ interface: InterfaceName) -> Bool {
+        (try? runner.run(["nft", "list", "table", "inet", UserspaceEngine.table(interface)]))?.status == 0
     }
 
     /// Whether a profile may be applied here without --for or --yes.
@@ -113,21 +126,22 @@ public struct Conditioner: Sendable {
     /// Applies `profile` to `interface`, or switches in place when a profile is already active there.
     /// Any failure part-way is rolled back to the state before.
     public func apply(_ profile: Profile, to interface: InterfaceName, options: ApplyOptions = ApplyOptions()) throws -> ApplyOutcome {
-        try check(profile, for: interface, options: options)
+        let engine = try check(profile, for: interface, options: options)
         return try store.withLock(interface) {
             let current = try qdiscs(interface)
             if let state = try store.load(interface) {
-                if state.complete, current.ingress != nil, try interfaceExists(state.ifb) {
+                if state.complete, current.ingress != nil, try interfaceExists(state.ifb), state.activeEngine == engine {
                     return try switchProfile(from: state, to: profile, interface: interface, current: current, options: options)
                 }
-                // A record without its tree (an interrupted apply, or someone removed it): clean up first.
-                logger.warning("cleaning up an incomplete earlier apply on \(interface)")
+                // A record without its tree (an interrupted apply, or someone removed it), or one whose engine cannot
+                // carry the new profile (from bandwidth only to delay where netem is missing): start afresh.
+                if state.activeEngine == engine { logger.warning("cleaning up an incomplete earlier apply on \(interface)") }
                 try removeEverything(interface: interface, state: state)
             } else if try hasLeftovers(interface, current: current) {
                 logger.warning("removing TapKit qdiscs left on \(interface) without a record")
                 try removeEverything(interface: interface, state: nil)
             }
-            return try freshApply(profile, interface: interface, options: options)
+            return try freshApply(profile, interface: interface, engine: engine, options: options)
         }
     }
 
@@ -149,11 +163,11 @@ public struct Conditioner: Sendable {
     /// active on `interface` (then `apply` it instead).
     public func prepareSwitch(to profile: Profile, on interface: InterfaceName,
                               options: ApplyOptions = ApplyOptions()) throws -> PreparedSwitch? {
-        try check(profile, for: interface, options: options)
+        let engine = try check(profile, for: interface, options: options)
         return try store.withLock(interface) {
             let current = try qdiscs(interface)
             guard let state = try store.load(interface), state.complete, current.ingress != nil,
-                  try interfaceExists(state.ifb) else { return nil }
+                  try interfaceExists(state.ifb), state.activeEngine == engine else { return nil }
             let (plan, new) = try planSwitch(from: state, to: profile, interface: interface, current: current, options: options)
             // tc started now is loaded and waiting at the switch's time: only its netlink conversation is left then.
             let started = batchesTC && TCBatch.isOneBatch(plan) ? try? TCBatch.start(runner: runner) : nil
@@ -182,8 +196,9 @@ public struct Conditioner: Sendable {
         _ = try? prepared.startedBatch?.finish(input: "")
     }
 
-    /// What makes a profile unfit for `interface` before anything is looked at or changed.
-    private func check(_ profile: Profile, for interface: InterfaceName, options: ApplyOptions) throws {
+    /// What makes a profile unfit for `interface` before anything is looked at or changed; returns the engine that
+    /// will carry it.
+    private func check(_ profile: Profile, for interface: InterfaceName, options: ApplyOptions) throws -> ConditioningEngine {
         if !profile.problems.isEmpty {
             throw ConditionerError.invalidProfile(profile: profile.name, problems: profile.problems)
         }
@@ -191,12 +206,28 @@ public struct Conditioner: Sendable {
         if needsConfirmation(profile, on: interface) && options.duration == nil && !options.confirmed {
             throw ConditionerError.needsConfirmation(profile: profile.name, interface: interface.rawValue)
         }
-        // A profile with netem already active here proves the kernel has it: a switch skips the probe (a throwaway
-        // namespace and a tc process), which would otherwise delay every step of a schedule.
-        let netemInUse = (try? store.load(interface))?.profile.needsNetem == true
-        if profile.needsNetem && !netemInUse && !kernel.netemAvailable() {
+        return try engine(for: profile, active: try? store.load(interface))
+    }
+
+    /// netem where the kernel has it; else the user-space engine. The engine of the active profile stays when it
+    /// can carry the new one, and a profile with netem already active here proves the kernel has it: a switch then
+    /// skips the probes (a throwaway namespace and a process each), which would otherwise delay every step of a
+    /// schedule.
+    func engine(for profile: Profile, active: ConditionState?) throws -> ConditioningEngine {
+        if active?.activeEngine == .userspace {
+            let missing = UserspaceEngine.unsupported(profile)
+            guard missing.isEmpty else { throw ConditionerError.engineCannot(profile: profile.name, what: missing) }
+            return .userspace
+        }
+        guard profile.needsNetem else { return .netem }
+        if let active, active.profile.needsNetem { return .netem }
+        if kernel.netemAvailable() { return .netem }
+        guard kernel.userspaceEngineAvailable() else {
             throw ConditionerError.netemUnavailable(profile: profile.name, needs: Conditioner.netemNeeds(profile))
         }
+        let missing = UserspaceEngine.unsupported(profile)
+        guard missing.isEmpty else { throw ConditionerError.engineCannot(profile: profile.name, what: missing) }
+        return .userspace
     }
 
     public static func netemNeeds(_ profile: Profile) -> String {
@@ -212,12 +243,25 @@ public struct Conditioner: Sendable {
         return needs.joined(separator: ", ")
     }
 
-    private func freshApply(_ profile: Profile, interface: InterfaceName, options: ApplyOptions) throws -> ApplyOutcome {
+    private func freshApply(_ profile: Profile, interface: InterfaceName, engine: ConditioningEngine,
+                            options: ApplyOptions) throws -> ApplyOutcome {
         let current = try qdiscs(interface)
         var state = ConditionState(interface: interface, profile: profile, expiresAt: options.duration.map { Date().addingTimeInterval($0) })
         let selection = options.selection ?? .allIP
         state.selection = selection
-        let needsRoot = PlanBuilder.uplinkSpec(profile, selection: selection).needsTree
+        state.engine = engine
+        if engine == .userspace {
+            state.engineID = UUID().uuidString
+            // Queue numbers come from the name; two interfaces sharing one would feed each other's engine.
+            let mine = Set(UserspaceEngine.queues(interface).map(\.number))
+            if let other = store.all().first(where: { $0.interface != interface && $0.activeEngine == .userspace
+                    && !mine.isDisjoint(with: UserspaceEngine.queues($0.interface).map(\.number)) }) {
+                throw ConditionerError.unexpectedOutput("\(interface) and \(other.interface) would share netfilter queue numbers; "
+                    + "turn \(other.interface) off first (`condition off -i \(other.interface)`)")
+            }
+        }
+        let tcProfile = engine == .userspace ? UserspaceEngine.rateOnly(profile) : profile
+        let needsRoot = PlanBuilder.uplinkSpec(tcProfile, selection: selection).needsTree
         var replaceRoot = false
         if needsRoot, let foreign = current.foreignRoot {
             guard options.force else {
@@ -232,8 +276,7 @@ public struct Conditioner: Sendable {
         }
         // Written before the first change, so a crash part-way still leaves what off needs.
         try store.save(state)
-        let plan = PlanBuilder.applyPlan(profile: profile, interface: interface, selection: selection,
-                                         replaceRoot: replaceRoot, replaceIngress: state.replacedIngress)
+        let plan = PlanBuilder.applyPlan(state: state, executable: engineExecutable, store: store, replaceRoot: replaceRoot)
         do {
             try execute(plan, interface: interface)
         } catch {
@@ -299,8 +342,9 @@ public struct Conditioner: Sendable {
         state.since = Date()
         state.token = UUID().uuidString
         state.expiresAt = options.duration.map { Date().addingTimeInterval($0) }
-        let oldUplink = PlanBuilder.uplinkSpec(old.profile, selection: selection)
-        let newUplink = PlanBuilder.uplinkSpec(profile, selection: selection)
+        let userspace = old.activeEngine == .userspace
+        let oldUplink = PlanBuilder.uplinkSpec(userspace ? UserspaceEngine.rateOnly(old.profile) : old.profile, selection: selection)
+        let newUplink = PlanBuilder.uplinkSpec(userspace ? UserspaceEngine.rateOnly(profile) : profile, selection: selection)
         if !oldUplink.needsTree && newUplink.needsTree, let foreign = current.foreignRoot {
             guard options.force else {
                 throw ConditionerError.foreignRootQdisc(interface: interface.rawValue, kind: foreign.kind, handle: foreign.handle)
@@ -331,7 +375,7 @@ public struct Conditioner: Sendable {
             var problems = rollBack(interface: interface, state: old)
             if problems.isEmpty {
                 do {
-                    _ = try freshApply(old.profile, interface: interface,
+                    _ = try freshApply(old.profile, interface: interface, engine: old.activeEngine,
                                        options: ApplyOptions(force: old.replacedRoot != nil, confirmed: true,
                                                              selection: selection))
                     var restored = try store.load(interface) ?? old
@@ -397,11 +441,16 @@ public struct Conditioner: Sendable {
         let present = (try? interfaceExists(interface)) ?? false
         let current = present ? try? qdiscs(interface) : nil
         let ingressPresent = current?.ingress != nil
+        // The engine's pieces are looked for when the record says it ran, or when there is no record to ask.
+        let table = (state == nil || state?.activeEngine == .userspace) && engineTableExists(interface)
+        let rules = state?.activeEngine == .userspace || table
+            ? UserspaceEngine.queueRules(interface).filter { (try? runner.run(UserspaceEngine.checking($0)))?.status == 0 } : []
         return ObservedInterface(
             interfacePresent: current != nil, hasOurRoot: current?.hasOurRoot ?? false,
             hasForeignRoot: current?.foreignRoot != nil, ingressPresent: ingressPresent,
             ingressRedirectsToOurIFB: ingressPresent && state == nil && ((try? ingressIsOurs(interface)) ?? false),
-            ifbPresent: (try? interfaceExists(interface.ifbName)) == true)
+            ifbPresent: (try? interfaceExists(interface.ifbName)) == true,
+            engineTablePresent: table, presentQueueRules: rules)
     }
 
     // MARK: - Status
@@ -416,6 +465,16 @@ public struct Conditioner: Sendable {
             let selection = state.profile.effectiveSelection(state.selection ?? .allIP)
             if selection.isTargeted { status.conditions = selection.summary }
             if !selection.exclusions.isEmpty { status.excluded = selection.exclusions.map(\.description) }
+            status.engine = state.profile.needsNetem ? state.activeEngine.summary : "htb only (no delay or loss)"
+            if state.activeEngine == .userspace {
+                status.engineCounters = (try? Data(contentsOf: store.url(state.interface, suffix: "engine")))
+                    .flatMap { try? JSONDecoder().decode(EngineReport.self, from: $0) }
+                if let report = status.engineCounters, kill(report.pid, 0) != 0 {
+                    status.problem = "the user-space engine (pid \(report.pid)) is not running; run `condition off -i \(state.interface)`"
+                } else if status.engineCounters == nil {
+                    status.problem = "the user-space engine has not reported; run `condition off -i \(state.interface)`"
+                }
+            }
             if !state.complete { status.problem = "an apply was interrupted; run `condition off -i \(state.interface)`" }
             do {
                 let up = try qdiscs(state.interface, statistics: true)

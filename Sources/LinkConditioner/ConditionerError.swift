@@ -3,6 +3,7 @@ public enum ConditionerError: Error, CustomStringConvertible {
     case unexpectedOutput(String)
     case noSuchInterface(String)
     case netemUnavailable(profile: String, needs: String)
+    case engineCannot(profile: String, what: [String])
     case foreignRootQdisc(interface: String, kind: String, handle: String)
     case foreignIngress(interface: String)
     case notRestorable(interface: String, what: String)
@@ -19,9 +20,13 @@ public enum ConditionerError: Error, CustomStringConvertible {
         case .noSuchInterface(let name):
             return "no interface \"\(name)\" in this network namespace (list them with `ip link`)"
         case .netemUnavailable(let profile, let needs):
-            return "profile \"\(profile)\" needs \(needs), which needs the netem qdisc (sch_netem), and this kernel "
-                + "does not have it; nothing was changed. Run `condition doctor` for how to get it, or use a "
-                + "bandwidth-only profile (those work with htb alone)."
+            return "profile \"\(profile)\" needs \(needs), which needs the netem qdisc (sch_netem) or the user-space engine "
+                + "(nftables and iptables-nft's NFQUEUE target), and this kernel has neither; nothing was changed. Run "
+                + "`condition doctor` for how to get them, or use a bandwidth-only profile (those work with htb alone)."
+        case .engineCannot(let profile, let what):
+            return "profile \"\(profile)\" asks for \(what.joined(separator: " and ")), which only netem does (the user-space "
+                + "engine holds and drops packets, it does not copy or change them), and this kernel has no sch_netem; "
+                + "nothing was changed. Leave those fields out, or use a kernel with netem (`condition doctor`)."
         case .foreignRootQdisc(let interface, let kind, let handle):
             return "\(interface) already has a root qdisc that TapKit did not create (\(kind) \(handle)); nothing was "
                 + "changed. Use --force to replace it: it is recorded and put back by `condition off -i \(interface)`."

@@ -61,9 +61,15 @@ public struct Doctor: Sendable {
             }
         }
         let probes = probeFeatures()
+        let userspace = probes["netem"] != nil && LiveKernelSupport(runner: runner).userspaceEngineAvailable()
         for feature in Doctor.features {
             let module = moduleStatus(feature.module)
-            if let error = probes[feature.name] {
+            if feature.name == "netem", let error = probes[feature.name], userspace {
+                checks.append(DoctorCheck(
+                    name: "netem", ok: true,
+                    detail: "not here (\(error)); \(module.description). Delay, jitter, loss and DNS delay use the user-space "
+                        + "engine instead (\(ConditioningEngine.userspace.summary)); only duplication and corruption need netem"))
+            } else if let error = probes[feature.name] {
                 checks.append(DoctorCheck(
                     name: feature.name, ok: false,
                     detail: "cannot be used (\(error)); \(module.description); needed for \(feature.purpose)",

@@ -8,9 +8,15 @@ public struct ObservedInterface: Sendable, Equatable {
     /// Whether the ingress qdisc's filters redirect to the interface's ifb (asked only without a record).
     public var ingressRedirectsToOurIFB: Bool
     public var ifbPresent: Bool
+    /// The user-space engine's nftables table, and those of its iptables-nft queue rules that exist (`-A` form).
+    public var engineTablePresent: Bool
+    public var presentQueueRules: [[String]]
 
     public init(interfacePresent: Bool, hasOurRoot: Bool, hasForeignRoot: Bool, ingressPresent: Bool,
-                ingressRedirectsToOurIFB: Bool, ifbPresent: Bool) {
+                ingressRedirectsToOurIFB: Bool, ifbPresent: Bool, engineTablePresent: Bool = false,
+                presentQueueRules: [[String]] = []) {
+        self.engineTablePresent = engineTablePresent
+        self.presentQueueRules = presentQueueRules
         self.interfacePresent = interfacePresent
         self.hasOurRoot = hasOurRoot
         self.hasForeignRoot = hasForeignRoot
@@ -21,9 +27,13 @@ public struct ObservedInterface: Sendable, Equatable {
 
     /// The interface as `apply` of `state` leaves it: what `condition plan` shows `off` for.
     public static func afterApplying(_ state: ConditionState) -> ObservedInterface {
-        let uplink = PlanBuilder.uplinkSpec(state.profile, selection: state.selection ?? .allIP)
+        let userspace = state.activeEngine == .userspace
+        let profile = userspace ? UserspaceEngine.rateOnly(state.profile) : state.profile
+        let uplink = PlanBuilder.uplinkSpec(profile, selection: state.selection ?? .allIP)
         return ObservedInterface(interfacePresent: true, hasOurRoot: uplink.needsTree,
                                  hasForeignRoot: !uplink.needsTree && state.replacedRoot != nil,
-                                 ingressPresent: true, ingressRedirectsToOurIFB: true, ifbPresent: true)
+                                 ingressPresent: true, ingressRedirectsToOurIFB: true, ifbPresent: true,
+                                 engineTablePresent: userspace,
+                                 presentQueueRules: userspace ? UserspaceEngine.queueRules(state.interface) : [])
     }
 }

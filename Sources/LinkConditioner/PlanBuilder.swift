@@ -48,9 +48,14 @@ public enum PlanBuilder {
 
     /// Everything `apply` runs on a fresh interface: uplink tree, ifb, downlink tree, ingress redirect.
     /// `replaceRoot` swaps out a foreign root qdisc (`--force`); `replaceIngress` deletes a foreign ingress first.
+    /// With the user-space engine (`engineStart`: the command that starts it, `UserspaceEngine.startCommand`), htb
+    /// carries only the rates and the engine's nftables table, process and queue rules come before the redirect.
     public static func applyPlan(profile: Profile, interface: InterfaceName, selection: TrafficSelection = .allIP,
-                                 replaceRoot: Bool = false, replaceIngress: Bool = false) -> [[String]] {
+                                 replaceRoot: Bool = false, replaceIngress: Bool = false,
+                                 engineStart: [String]? = nil) -> [[String]] {
         let ifb = interface.ifbName
+        let engineProfile = profile
+        let profile = engineStart == nil ? profile : UserspaceEngine.rateOnly(profile)
         var commands: [[String]] = []
         let uplink = uplinkSpec(profile, selection: selection)
         if uplink.needsTree {
@@ -63,11 +68,26 @@ public enum PlanBuilder {
         if downlink.needsTree {
             commands += egressTree(device: ifb, spec: downlink)
         }
+        if let engineStart {
+            commands.append(UserspaceEngine.createTable(engineProfile, interface: interface, selection: selection))
+            commands.append(engineStart)
+            commands += UserspaceEngine.queueRules(interface)
+        }
         if replaceIngress {
             commands.append(["tc", "qdisc", "del", "dev", interface.rawValue, "ingress"])
         }
         commands += ingressRedirect(interface: interface, ifb: ifb)
         return commands
+    }
+
+    /// The apply plan for a record: its profile, selection and engine (`executable` runs the user-space one).
+    public static func applyPlan(state: ConditionState, executable: String, store: StateStore,
+                                 replaceRoot: Bool = false) -> [[String]] {
+        let start = state.activeEngine == .userspace
+            ? UserspaceEngine.startCommand(executable: executable, interface: state.interface,
+                                           engineID: state.engineID ?? "", store: store) : nil
+        return applyPlan(profile: state.profile, interface: state.interface, selection: state.selection ?? .allIP,
+                         replaceRoot: replaceRoot, replaceIngress: state.replacedIngress, engineStart: start)
     }
 
     /// Switches an interface from the profile of `old` to that of `new` in place: class rates changed, leaf
@@ -77,16 +97,19 @@ public enum PlanBuilder {
     public static func switchPlan(from old: ConditionState, to new: ConditionState) -> [[String]] {
         let selection = old.selection ?? .allIP
         let interface = old.interface
-        let oldUplink = uplinkSpec(old.profile, selection: selection)
-        let newUplink = uplinkSpec(new.profile, selection: selection)
-        var plan: [[String]]
+        let userspace = old.activeEngine == .userspace
+        let oldProfile = userspace ? UserspaceEngine.rateOnly(old.profile) : old.profile
+        let newProfile = userspace ? UserspaceEngine.rateOnly(new.profile) : new.profile
+        let oldUplink = uplinkSpec(oldProfile, selection: selection)
+        let newUplink = uplinkSpec(newProfile, selection: selection)
+        var plan: [[String]] = userspace ? [UserspaceEngine.switchTable(to: new.profile, interface: interface)] : []
         if !oldUplink.needsTree && newUplink.needsTree && new.replacedRoot != nil {
-            plan = egressTree(device: interface, spec: newUplink, replaceRoot: true)
+            plan += egressTree(device: interface, spec: newUplink, replaceRoot: true)
         } else {
-            plan = switchEgress(device: interface, from: oldUplink, to: newUplink)
+            plan += switchEgress(device: interface, from: oldUplink, to: newUplink)
         }
-        plan += switchEgress(device: interface.ifbName, from: downlinkSpec(old.profile, selection: selection),
-                             to: downlinkSpec(new.profile, selection: selection))
+        plan += switchEgress(device: interface.ifbName, from: downlinkSpec(oldProfile, selection: selection),
+                             to: downlinkSpec(newProfile, selection: selection))
         if oldUplink.needsTree && !newUplink.needsTree, new.replacedRoot == nil,
            let restore = old.replacedRoot?.restoreCommand(interface: interface) {
             plan.append(restore)
@@ -100,7 +123,9 @@ public enum PlanBuilder {
     /// runs exactly this (each command attempted even when one before failed); `condition plan` prints it for
     /// the interface as `apply` leaves it.
     public static func offPlan(interface: InterfaceName, state: ConditionState?, observed: ObservedInterface) -> [[String]] {
-        var commands: [[String]] = []
+        // The queue rules first, so nothing more is queued; the engine sees its record gone and exits by itself.
+        var commands: [[String]] = observed.presentQueueRules.map(UserspaceEngine.deleting)
+        if observed.engineTablePresent { commands.append(UserspaceEngine.deleteTable(interface)) }
         let dev = interface.rawValue
         if observed.interfacePresent {
             // With a record the ingress is ours (apply deleted any other first, under --force).

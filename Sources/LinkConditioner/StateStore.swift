@@ -22,6 +22,14 @@ public struct ConditionState: Codable, Sendable, Equatable {
     public var complete: Bool
     /// The traffic conditioned (targets, exclusions); nil in records of earlier versions, meaning all of it.
     public var selection: TrafficSelection? = nil
+    /// What carries delay and loss; nil in records of earlier versions, meaning netem.
+    public var engine: ConditioningEngine? = nil
+    /// Names the user-space engine process of this apply (kept across switches); it exits when the record no
+    /// longer carries it.
+    public var engineID: String? = nil
+
+    /// The engine in force (netem for records that predate the choice).
+    public var activeEngine: ConditioningEngine { engine ?? .netem }
 
     public init(interface: InterfaceName, profile: Profile, since: Date = Date(), expiresAt: Date? = nil,
                 token: String = UUID().uuidString, replacedRoot: RecordedQdisc? = nil,
@@ -52,7 +60,7 @@ public struct StateStore: Sendable {
         self.namespaceID = namespaceID
     }
 
-    func url(_ interface: InterfaceName, suffix: String = "json") -> URL {
+    public func url(_ interface: InterfaceName, suffix: String = "json") -> URL {
         directory.appendingPathComponent("\(namespaceID)-\(interface.rawValue).\(suffix)")
     }
 
@@ -69,7 +77,7 @@ public struct StateStore: Sendable {
     }
 
     /// The record's bytes as stored (nil: none), for telling cheaply whether it changed since it was read.
-    func recordBytes(_ interface: InterfaceName) -> Data? {
+    public func recordBytes(_ interface: InterfaceName) -> Data? {
         try? Data(contentsOf: url(interface))
     }
 
@@ -90,8 +98,10 @@ public struct StateStore: Sendable {
         try encoder.encode(state).write(to: url(state.interface), options: .atomic)
     }
 
+    /// Removes the record and the user-space engine's report beside it.
     public func remove(_ interface: InterfaceName) {
         try? FileManager.default.removeItem(at: url(interface))
+        try? FileManager.default.removeItem(at: url(interface, suffix: "engine"))
     }
 
     /// Every state in this network namespace.

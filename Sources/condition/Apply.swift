@@ -365,6 +365,9 @@ struct Status: ParsableCommand {
             if let left = status.secondsLeft { line += ", \(TCUnits.trim((left * 10).rounded() / 10))s left" }
             if let replaced = status.replacedRoot { line += ", replaced \(replaced)" }
             print(line)
+            print("  engine: \(status.engine)" + (status.engineCounters.map {
+                " (pid \($0.pid): \($0.delayed) packets held, \($0.passed) sent at once, \($0.dropped) dropped)"
+            } ?? ""))
             if let conditions = status.conditions { print("  only: \(conditions)") }
             for excluded in status.excluded ?? [] { print("  not conditioned: \(excluded)") }
             for (label, counters) in [("uplink", status.uplink), ("downlink", status.downlink)] {

@@ -17,7 +17,8 @@ struct Condition: AsyncParsableCommand {
             """,
         version: "condition (TapKit) 0.2.0",
         subcommands: [List.self, Show.self, Apply.self, Off.self, Status.self, Plan.self, Doctor.self, Watchdog.self,
-                      RunCommand.self, SandboxesCommand.self, ImportCommand.self, ExportCommand.self]
+                      RunCommand.self, SandboxesCommand.self, ImportCommand.self, ExportCommand.self,
+                      EngineCommand.self]
     )
 
     static func main() async {

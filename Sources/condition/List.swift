@@ -11,11 +11,18 @@ struct List: ParsableCommand {
         let catalog = try report { try profiles.catalog() }
         // Tried for real as root (as apply does); otherwise judged from the kernel's module lists.
         let netem = geteuid() == 0 ? LiveKernelSupport().netemAvailable() : LinkConditioner.Doctor().moduleAvailable("sch_netem")
+        // Without netem, delay and loss go through the user-space engine where it can run.
+        let engine = !netem && (geteuid() == 0 ? LiveKernelSupport().userspaceEngineAvailable() : ProcessRunner.locate("iptables-nft") != nil)
+        func here(_ profile: Profile) -> String {
+            if !profile.needsNetem || netem { return "yes" }
+            if engine && UserspaceEngine.unsupported(profile).isEmpty { return "yes (user-space engine)" }
+            return "no: needs netem"
+        }
         let rows = catalog.profiles.map { profile in
             if let schedule = profile.schedule {
                 // A schedule can run here when every step it names exists and can.
                 let steps = try? catalog.stepProfiles(of: schedule, file: profile.source ?? profile.name)
-                let here = steps.map { $0.allSatisfy { !$0.profile.needsNetem || netem } ? "yes" : "no: needs netem" }
+                let here = steps.map { steps in steps.allSatisfy { here($0.profile).hasPrefix("yes") } ? "yes" : "no: needs netem" }
                     ?? "no: a step names no profile (`condition show`)"
                 return [profile.name, ProfileDescription.steps(schedule), "(schedule)", "-", here]
             }
@@ -23,7 +30,7 @@ struct List: ParsableCommand {
              ProfileDescription.short(profile.downlink),
              ProfileDescription.short(profile.uplink),
              profile.dnsDelayMicroseconds > 0 ? "+" + TCUnits.humanTime(microseconds: profile.dnsDelayMicroseconds) : "-",
-             !profile.needsNetem || netem ? "yes" : "no: needs netem"]
+             here(profile)]
         }
         let header = ["NAME", "DOWNLINK", "UPLINK", "DNS", "HERE"]
         let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }

@@ -28,16 +28,22 @@ struct Plan: ParsableCommand {
         // The record apply would write, and the plans apply and off build from it: the same functions they run.
         var state = ConditionState(interface: device, profile: profile, replacedIngress: force)
         state.selection = selection
+        // Judged without root from the module lists, as `list` does; apply tries netem for real.
+        let netem = geteuid() == 0 ? LiveKernelSupport().netemAvailable() : LinkConditioner.Doctor().moduleAvailable("sch_netem")
+        state.engine = profile.needsNetem && !netem && ProcessRunner.locate("iptables-nft") != nil ? .userspace : .netem
+        state.engineID = state.engine == .userspace ? "ENGINE-ID" : nil
         print("# apply \"\(profile.name)\" to \(device)" + (profile.source.map { " (profile from \($0))" } ?? ""))
-        for command in PlanBuilder.applyPlan(profile: profile, interface: device, selection: selection,
-                                             replaceRoot: force, replaceIngress: force) {
+        print("# engine: " + (profile.needsNetem ? state.activeEngine.summary : "htb only (no delay or loss)"))
+        let store = StateStore(directory: ConditionEnvironment.stateDirectory, namespaceID: NetworkNamespace.currentID())
+        for command in PlanBuilder.applyPlan(state: state, executable: RevertScheduler.currentExecutable(), store: store,
+                                             replaceRoot: force) {
             print(shellQuoted(command))
         }
         print("# off")
         for command in PlanBuilder.offPlan(interface: device, state: state, observed: .afterApplying(state)) {
             print(shellQuoted(command))
         }
-        if profile.needsNetem {
+        if profile.needsNetem && state.activeEngine == .netem && !netem {
             print("# needs netem (for \(Conditioner.netemNeeds(profile))): `condition doctor` says whether this kernel has it")
         }
     }

@@ -200,12 +200,17 @@ struct ConditionerNamespaceTests {
         #expect(try !pair.links().contains("tk-vc"))
     }
 
-    @Test func delayProfilesStopBeforeChangingAnythingWithoutNetem() throws {
+    /// Without netem the user-space engine carries delay and loss (UserspaceEngineNamespaceTests); what only netem
+    /// does (duplication) is refused before anything changes.
+    @Test func netemOnlyProfilesStopBeforeChangingAnythingWithoutNetem() throws {
         let pair = try NamespacePair()
-        let doctor = try run(TestEnvironment.executable("condition").path, ["doctor"])
-        try #require(doctor.stdoutText.contains("MISSING netem"), "this kernel has netem; the VM tests cover it")
+        try #require(!LiveKernelSupport().netemAvailable(), "this kernel has netem; the VM tests cover it")
+        let directory = pair.stateDirectory.appendingPathComponent("profiles")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(#"{"name": "Dup", "downlink": {"delayMs": 10, "duplicatePercent": 1}}"#.utf8)
+            .write(to: directory.appendingPathComponent("dup.json"))
         let before = try pair.qdiscJSON()
-        let result = try pair.condition(["apply", "3G", "-i", "vc"])
+        let result = try pair.condition(["apply", "Dup", "-i", "vc", "--profiles", directory.path])
         #expect(result.status != 0)
         #expect(result.stderrText.contains("netem"))
         #expect(result.stderrText.contains("nothing was changed"))

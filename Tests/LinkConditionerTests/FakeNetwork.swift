@@ -95,6 +95,9 @@ final class FakeNetwork: Sendable {
         }
         if a.starts(with: ["tc", "class", "show"]) { return CommandResult() }
         if a.first == "unshare" { return netemAvailable ? CommandResult() : fail("Error: Specified qdisc kind is unknown.") }
+        // No user-space engine here: its table and queue rules are never there.
+        if a.starts(with: ["nft", "list", "table"]) { return fail("Error: No such file or directory") }
+        if a.first?.hasSuffix("tables-nft") == true && a.contains("-C") { return fail("iptables: No chain/target/match by that name.") }
 
         // Changes
         return state.withLock { state -> CommandResult in
@@ -102,6 +105,8 @@ final class FakeNetwork: Sendable {
             if state.failOn == state.changes || state.failWhen?(a) == true {
                 return CommandResult(status: 2, stderr: "RTNETLINK answers: injected failure")
             }
+            // The user-space engine's table, queue rules and process: accepted, not modelled.
+            if a.first == "nft" || a.first?.hasSuffix("tables-nft") == true || a.contains("__engine") { return CommandResult() }
             if a.starts(with: ["ip", "link", "add"]) {
                 guard !state.links.contains(a[3]) else { return CommandResult(status: 2, stderr: "RTNETLINK answers: File exists") }
                 state.links.insert(a[3])

@@ -26,7 +26,7 @@ public final class RecordingRunner: CommandRunner {
     /// Every command run so far, in order.
     public var commands: [[String]] { state.withLock { $0.commands } }
 
-    /// Commands that change something (everything except `show` queries and `modprobe -n`).
+    /// Commands that change something (everything except `show`, `nft list`, `iptables -C` and `modprobe -n`).
     public var changingCommands: [[String]] { commands.filter { !RecordingRunner.isQuery($0) } }
 
     public func respond(to prefix: [String], with result: CommandResult) {
@@ -45,5 +45,7 @@ public final class RecordingRunner: CommandRunner {
     /// Whether a command only reads state.
     public static func isQuery(_ arguments: [String]) -> Bool {
         arguments.contains("show") || (arguments.first == "modprobe" && arguments.contains("-n"))
+            || (arguments.first == "nft" && arguments.dropFirst().first == "list")
+            || (arguments.first?.hasSuffix("tables-nft") == true && arguments.contains("-C"))
     }
 }

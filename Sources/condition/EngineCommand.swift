@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import LinkConditioner
+
+/// `condition __engine -i IFACE --id ID ...`: the user-space engine of one interface, started by `apply` where the
+/// kernel has no netem. Three roles of one executable: the starter (what apply runs) starts the supervisor in a
+/// session of its own and returns once the engine has bound its queues; the supervisor runs the engine as a
+/// child and, if that child dies by a signal or a failure while its profile is still recorded, turns the profile
+/// off, so a crashed or killed engine leaves nothing behind (no table, no queue rules, no qdiscs).
+struct EngineCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "__engine", shouldDisplay: false)
+
+    @OptionGroup var interface: InterfaceOption
+    @Option var id: String
+    @Option(name: .customLong("state-dir")) var stateDirectory: String
+    @Option(name: .customLong("namespace-id")) var namespaceID: String
+    @Option var role: Role = .start
+
+    enum Role: String, ExpressibleByArgument {
+        /// Starts the supervisor detached and waits until the engine has bound its queues.
+        case start
+        /// Runs the engine as a child and turns the profile off if that child dies.
+        case supervise
+        /// The engine itself.
+        case worker
+    }
+
+    func run() throws {
+        let device = try interface.name
+        let store = StateStore(directory: URL(fileURLWithPath: stateDirectory), namespaceID: namespaceID)
+        let report = store.url(device, suffix: "engine")
+        let again = [RevertScheduler.currentExecutable(), "__engine", "-i", device.rawValue, "--id", id,
+                     "--state-dir", stateDirectory, "--namespace-id", namespaceID, "--role"]
+        if role == .start {
+            try? FileManager.default.removeItem(at: report)
+            _ = try ProcessSpawner.spawn(again + [Role.supervise.rawValue],
+                                         options: SpawnOptions(stdin: .null, stdout: .null, stderr: .null, grouping: .newSession))
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                if let data = try? Data(contentsOf: report), let state = try? JSONDecoder().decode(EngineReport.self, from: data) {
+                    if let error = state.error { throw ReportedError(description: "the user-space engine did not start: \(error)") }
+                    return
+                }
+                usleep(5_000)
+            }
+            throw ReportedError(description: "the user-space engine did not bind its queues within 10 s")
+        }
+        signal(SIGINT, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
+        if role == .worker { return try runEngine(device, store: store) }
+        let child = try ProcessSpawner.spawn(again + [Role.worker.rawValue],
+                                             options: SpawnOptions(stdin: .null, stdout: .null, stderr: .null))
+        let status = try ProcessSpawner.waitForExit(child.pid)
+        guard status != .exited(0), let state = try? store.load(device), state.engineID == id else { return }
+        let conditioner = Conditioner(runner: ProcessRunner(), store: store, inInitialNamespace: false)
+        writeReport(EngineReport(pid: getpid(), error: "the engine stopped (\(status)); the profile was turned off"), device, store)
+        _ = try? conditioner.off(device)
+    }
+
+    private func runEngine(_ device: InterfaceName, store: StateStore) throws {
+        guard let state = try store.load(device), state.engineID == id else { return }
+        // Releases are due to the microsecond: a real-time priority wakes the engine on time on a busy machine, as
+        // netem's timer would (best effort; it sleeps between packets and uses a few % of a CPU at 50 Mbit/s).
+        var priority = sched_param(sched_priority: 10)
+        _ = sched_setscheduler(0, SCHED_FIFO, &priority)
+        let engine: DelayEngine
+        do {
+            engine = try DelayEngine(profile: state.profile, interface: device,
+                                     maximumHeld: UserspaceEngine.maximumHeld(state.profile))
+        } catch {
+            writeReport(EngineReport(pid: getpid(), error: "\(error)"), device, store)
+            throw ExitCode.failure
+        }
+        writeReport(EngineReport(pid: getppid()), device, store) // bound: the starter may return
+        var bytes = store.recordBytes(device)
+        var lastReport = Date()
+        try engine.run { () -> Bool in
+            let now = store.recordBytes(device)
+            if now != bytes {
+                bytes = now
+                // Gone, or another apply's: stop (held packets are let go first).
+                guard let current = try? store.load(device), current.engineID == id else { return false }
+                engine.update(profile: current.profile, interface: device)
+            }
+            // No record, or no interface any more (its namespace deleted, a device unplugged): nothing to condition.
+            if bytes == nil || if_nametoindex(device.rawValue) == 0 { return false }
+            if Date().timeIntervalSince(lastReport) >= 1 {
+                lastReport = Date()
+                let counters = engine.counters
+                writeReport(EngineReport(pid: getppid(), delayed: counters.delayed, passed: counters.passed,
+                                         dropped: counters.dropped), device, store)
+            }
+            return true
+        }
+        try? FileManager.default.removeItem(at: store.url(device, suffix: "engine"))
+    }
+
+    private func writeReport(_ report: EngineReport, _ device: InterfaceName, _ store: StateStore) {
+        guard let data = try? JSONEncoder().encode(report) else { return }
+        try? data.write(to: store.url(device, suffix: "engine"), options: .atomic)
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import LinkConditioner
+import TestSupport
+import Testing
+
+private let userspaceEngineWillBeUsed: Bool = {
+    let kernel = LiveKernelSupport()
+    return getuid() == 0 && !kernel.netemAvailable() && kernel.userspaceEngineAvailable()
+}()
+
+/// The user-space engine on this kernel (no sch_netem): delay through the netfilter queue, loss and Black Hole
+/// through nftables, and nothing left behind by `off` or by an engine killed with SIGKILL. Real pings between two
+/// namespaces; `ping -U` times user to user (its default uses the kernel's receive time stamp, taken before
+/// netfilter holds an arriving packet, so it would not see the downlink delay an application sees).
+@Suite(.serialized, .enabled(if: userspaceEngineWillBeUsed,
+                             "runs where the kernel has no netem and the user-space engine can run (elsewhere netem is used)"))
+struct UserspaceEngineNamespaceTests {
+    func profiles(_ pair: NamespacePair, _ files: [String: String]) throws -> URL {
+        let directory = pair.stateDirectory.appendingPathComponent("profiles")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for (name, json) in files { try Data(json.utf8).write(to: directory.appendingPathComponent(name + ".json")) }
+        return directory
+    }
+
+    /// Round-trip times in milliseconds of `count` pings `interval` seconds apart.
+    func pings(_ pair: NamespacePair, count: Int, interval: String = "0.05", wait: String = "2") throws -> [Double] {
+        let result = try run("ip", ["netns", "exec", pair.client, "ping", "-U", "-n", "-c", String(count), "-i", interval,
+                                    "-W", wait, pair.serverAddress])
+        return result.stdoutText.split(separator: "\n").compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("time=") }.flatMap { Double($0.dropFirst(5)) }
+        }
+    }
+
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+    /// What the engine leaves: its table, its queue rules, its process, its files, the ifb.
+    func leftovers(_ pair: NamespacePair) throws -> [String] {
+        var found: [String] = []
+        let ruleset = try run("ip", ["netns", "exec", pair.client, "nft", "list", "ruleset"]).stdoutText
+        if ruleset.contains("tapkit_") { found.append("nftables table") }
+        if ruleset.contains("queue num") { found.append("queue rule") }
+        if try run("pgrep", ["-f", "__engine -i vc .*\(pair.client)"]).status == 0 { found.append("engine process") }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: pair.stateDirectory.path)) ?? []
+        found += files.filter { $0 != "profiles" }
+        if try pair.links().contains(where: { $0.hasPrefix("tk-") }) { found.append("ifb") }
+        return found
+    }
+
+    @Test func delayBothWaysIsAddedAndOffLeavesNothing() throws {
+        let pair = try NamespacePair()
+        let directory = try profiles(pair, ["delay": #"{"name": "Engine Delay", "downlink": {"delayMs": 50}, "uplink": {"delayMs": 30}}"#])
+        let base = median(try pings(pair, count: 10))
+        let applied = try pair.condition(["apply", "Engine Delay", "-i", "vc", "--profiles", directory.path])
+        #expect(applied.status == 0, "\(applied.stderrText)")
+        let status = try pair.condition(["status"]).stdoutText
+        #expect(status.contains("engine: user space"), "\(status)")
+        let times = try pings(pair, count: 40)
+        try #require(times.count == 40, "all pings answered")
+        let added = median(times) - base
+        print("user-space engine: 80 ms profile, added RTT median \(added) ms, min \(times.min()! - base) ms")
+        // A loaded, shared CI machine and a debug build: 5 ms here; Scripts/bench-condition measures the 2 ms target.
+        #expect(abs(added - 80) <= 5, "added \(added) ms")
+        #expect(times.min()! - base >= 79.5, "never early: \(times.min()!)")
+        #expect(try pair.condition(["off", "-i", "vc"]).status == 0)
+        #expect(try waitFor(timeout: 3) { try leftovers(pair).isEmpty }, "\((try? leftovers(pair)) ?? [])")
+        #expect(median(try pings(pair, count: 5)) < 5)
+    }
+
+    @Test func lossIsInsideItsBinomialIntervalAndBlackHoleDropsAll() throws {
+        let pair = try NamespacePair()
+        let directory = try profiles(pair, ["loss": #"{"name": "Engine Loss", "uplink": {"lossPercent": 30}}"#])
+        #expect(try pair.condition(["apply", "Engine Loss", "-i", "vc", "--profiles", directory.path]).status == 0)
+        let sent = 600
+        let received = try pings(pair, count: sent, interval: "0.002", wait: "1").count
+        // 99% binomial interval for 30% loss over 600: 420 ± 2.576 × √(600 × 0.3 × 0.7).
+        let spread = 2.576 * (Double(sent) * 0.3 * 0.7).squareRoot()
+        print("user-space engine: 30% uplink loss, \(received) of \(sent) answered (expected 420 ± \(Int(spread)))")
+        #expect(abs(Double(received) - 420) <= spread, "\(received) answered")
+        #expect(try pair.condition(["apply", "Black Hole", "-i", "vc", "--yes"]).status == 0)
+        #expect(try pings(pair, count: 10, interval: "0.02", wait: "1").isEmpty)
+        #expect(try pair.condition(["off", "-i", "vc"]).status == 0)
+        #expect(try waitFor(timeout: 3) { try leftovers(pair).isEmpty }, "\((try? leftovers(pair)) ?? [])")
+    }
+
+    /// An upload from this host through a held uplink reaches the profile's rate: the engine sends copies and frees
+    /// the originals, so TCP's small-queue limit does not throttle the sender (before: 2 Mbit/s at 50 Mbit/s, 20 ms).
+    @Test(.enabled(if: TestEnvironment.hasProgram("iperf3"), "needs iperf3 (Scripts/setup --test)"))
+    func anUploadThroughTheDelayReachesTheRate() throws {
+        let pair = try NamespacePair()
+        let directory = try profiles(pair, ["up": #"{"name": "Engine Up", "uplink": {"bandwidthKbit": 8000, "delayMs": 20}}"#])
+        #expect(try pair.condition(["apply", "Engine Up", "-i", "vc", "--profiles", directory.path]).status == 0)
+        let port = String(Int.random(in: 20_000...29_999))
+        try pair.start(in: pair.server, ["iperf3", "-s", "-1", "-B", pair.serverAddress, "-p", port])
+        usleep(500_000)
+        let result = try run("ip", ["netns", "exec", pair.client, "timeout", "20", "iperf3", "-c", pair.serverAddress,
+                                    "-p", port, "-t", "5", "-f", "k", "-J"])
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        let end = try #require(json["end"] as? [String: Any])
+        let received = try #require((end["sum_received"] as? [String: Any])?["bits_per_second"] as? Double)
+        print("user-space engine: upload through 20 ms at 8 Mbit/s: \(Int(received / 1000)) kbit/s received")
+        // Goodput is about 95% of htb's frame rate; TCP's start takes a little of five seconds.
+        #expect(received >= 8_000_000 * 0.85, "\(received)")
+        #expect(try pair.condition(["off", "-i", "vc"]).status == 0)
+    }
+
+    @Test func aKilledEngineIsCleanedUpByItsSupervisor() throws {
+        let pair = try NamespacePair()
+        #expect(try pair.condition(["apply", "3G", "-i", "vc"]).status == 0)
+        let worker = try run("pgrep", ["-f", "__engine -i vc .*--role worker"]).stdoutText
+            .split(separator: "\n").compactMap { Int32($0) }
+        // Only this pair's engine: its record names this pair's state directory.
+        let ours = try worker.filter { pid in
+            try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).contains(pair.stateDirectory.path)
+        }
+        try #require(ours.count == 1, "one engine worker: \(worker)")
+        kill(ours[0], SIGKILL)
+        #expect(try waitFor(timeout: 5) { try leftovers(pair).isEmpty }, "\((try? leftovers(pair)) ?? [])")
+        #expect(median(try pings(pair, count: 5)) < 5)
+    }
+}
