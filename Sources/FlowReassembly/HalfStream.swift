@@ -7,6 +7,9 @@ struct PendingChunk: Sendable {
     /// Causal order: the peer's sequence number this chunk's segment acknowledged. The chunk is not delivered
     /// before the peer's stream has been delivered up to there (its sender had received those bytes first).
     var gate: UInt32? = nil
+    /// When the bytes were captured, kept only for bytes held before the connection was announced (see
+    /// `HalfStream.held`): they are delivered with it, so a held request still starts when it was captured.
+    var capturedAt: Timestamp? = nil
     var end: UInt32 { sequence &+ UInt32(truncatingIfNeeded: bytes.count) }
 }
 
@@ -222,12 +225,15 @@ struct HalfStream: Sendable {
             }
             let bytes = UnsafeRawBufferPointer(rebasing: payload[(cursor - start)..<(stop - start)])
             let chunkSequence = nextSequence &+ UInt32(truncatingIfNeeded: cursor)
-            if index > 0 && pending[index - 1].end == chunkSequence && (gate == nil || pending[index - 1].gate == gate) {
+            if index > 0 && pending[index - 1].end == chunkSequence && (gate == nil || pending[index - 1].gate == gate)
+                && (pending[index - 1].capturedAt == nil) == !held {
                 // Continues the previous chunk (the usual case: a stream flowing on behind one hole). A gated
-                // segment joins only a chunk with the same gate, so it is never released before its own.
+                // segment joins only a chunk with the same gate, so it is never released before its own; bytes
+                // held before the announcement keep their own capture time, so later ones do not join them.
                 pending[index - 1].bytes.append(contentsOf: bytes)
             } else {
-                pending.insert(PendingChunk(sequence: chunkSequence, bytes: [UInt8](bytes), gate: gate), at: index)
+                pending.insert(PendingChunk(sequence: chunkSequence, bytes: [UInt8](bytes), gate: gate,
+                                            capturedAt: held ? time : nil), at: index)
                 index += 1
             }
             pendingBytes += bytes.count
@@ -342,8 +348,9 @@ struct HalfStream: Sendable {
             let skip = -at
             let chunkCount = pending[removed].bytes.count
             if skip < chunkCount {
+                let at = pending[removed].capturedAt ?? time
                 pending[removed].bytes.withUnsafeBytes { bytes in
-                    consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: bytes[skip...]), at: time)
+                    consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: bytes[skip...]), at: at)
                     deliveredBytes += chunkCount - skip
                 }
                 nextSequence &+= UInt32(truncatingIfNeeded: chunkCount - skip)
