@@ -303,7 +303,9 @@ public struct TCPReassembler: Sendable {
         releaseGatedData(slot: s, at: time, into: &consumer)
 
         closeIfBothEnded(slot: s, at: time, into: &consumer)
-        if slots[s].state == .open && slots[s].closingSince == nil && bothDirectionsFinished(slot: s) {
+        // Only a FIN can make both directions finished while the connection stays open (a RST sets it itself).
+        if flags.contains(.fin) && slots[s].state == .open && slots[s].closingSince == nil
+            && bothDirectionsFinished(slot: s) {
             slots[s].closingSince = time  // both FINs seen, holes below them: wait a while for late segments
         }
         closeIfOverdue(slot: s, now: time, into: &consumer)
@@ -317,8 +319,7 @@ public struct TCPReassembler: Sendable {
         remove(slot: s)
     }
 
-    /// Whether each direction has ended or seen its FIN. Runs for every segment: reads the fields in place (no
-    /// copy of the directions, no array).
+    /// Whether each direction has ended or seen its FIN. Reads the fields in place (no copy of the directions).
     private func bothDirectionsFinished(slot s: Int) -> Bool {
         (slots[s].toServer.phase == .ended || slots[s].toServer.finSequence != nil)
             && (slots[s].toClient.phase == .ended || slots[s].toClient.finSequence != nil)
