@@ -73,6 +73,7 @@ public struct HTTPEngine {
             let route = EventRoute(sink: events)
             try loop.run(consumer: &consumer, local: keys.follows ? nil : (makeStack(keys: keys, route.deliver), route),
                          progress: &progress) {
+                $0.finishWaiting(at: $1)
                 $0.reportKeyLogWarnings(at: $1)
                 $0.inner.flush(at: $1)
             }

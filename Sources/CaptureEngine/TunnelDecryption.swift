@@ -58,5 +58,7 @@ final class TunnelDecryptor: ConnectionTakeover {
     func close(at time: Timestamp) {
         guard opened else { return }
         consumer.connectionClosed(context.connection, at: time)
+        // The tunnel's own end is the last chance for its records: nothing else reaches this consumer afterwards.
+        consumer.finishWaiting(at: time)
     }
 }

@@ -11,16 +11,19 @@ public struct SandboxRunRequest: Sendable {
     public var captureExecutable: String?
     public var captureFile: String?
     public var printHTTP: Bool
+    /// The `--http` capture prints JSON lines (`--json`).
+    public var printJSON: Bool
     /// Give the sandbox's TLS key log to the `--http` capture as `--keylog FILE` (needs `sandbox.tlsKeyLog`
     /// and a `capture` that has the option).
     public var captureReadsKeyLog: Bool
 
     public init(sandbox: SandboxOptions, captureExecutable: String? = nil, captureFile: String? = nil,
-                printHTTP: Bool = false, captureReadsKeyLog: Bool = false) {
+                printHTTP: Bool = false, printJSON: Bool = false, captureReadsKeyLog: Bool = false) {
         self.sandbox = sandbox
         self.captureExecutable = captureExecutable
         self.captureFile = captureFile
         self.printHTTP = printHTTP
+        self.printJSON = printJSON
         self.captureReadsKeyLog = captureReadsKeyLog
     }
 }
@@ -84,6 +87,7 @@ public struct SandboxSession {
         var arguments = [capture, "-i", sandbox.identity.hostInterface]
         if request.printHTTP {
             arguments += ["--http", "-l"]
+            if request.printJSON { arguments.append("--json") }
             if request.captureReadsKeyLog, let keyLog = sandbox.tlsKeyLogPath { arguments += ["--keylog", keyLog] }
         }
         if let file = request.captureFile {

@@ -38,22 +38,36 @@ public final class TLSKeySource {
     /// Adds secrets found elsewhere (a pcapng Decryption Secrets Block).
     public func merge(_ other: TLSKeyLog) { keyLog.merge(other) }
 
-    /// The secrets for a session, re-reading the file first if it is followed and the session is unknown.
+    /// The secrets for a session, re-reading the file first if it is followed, the session is unknown and the last
+    /// look is `recheckInterval` old.
     func secrets(for random: ClientRandom, need: (TLSKeyLog.Secrets) -> Bool = { _ in true }) -> TLSKeyLog.Secrets? {
         if let found = keyLog.secrets(for: random), need(found) { return found }
-        guard let path else { return nil }
-        let now = DispatchTime.now().uptimeNanoseconds
-        let interval = UInt64(recheckInterval.components.seconds) * 1_000_000_000
-            + UInt64(recheckInterval.components.attoseconds / 1_000_000_000)
-        guard now &- lastCheck >= interval || lastCheck == 0 else { return nil }
-        lastCheck = now
-        pendingWarnings += readNewLines(path: path)
+        rereadIfDue()
         return keyLog.secrets(for: random)
     }
 
-    /// Lets the next lookup read the file again even if the last look was just now (a connection is closing: last chance).
-    /// A file read once has nothing to recheck (and is then shared by two decoding threads: nothing is written).
-    func allowImmediateRecheck() { if path != nil { lastCheck = 0 } }
+    /// Counts the times new lines were read: a waiting record is worth retrying only when it changed.
+    public private(set) var generation = 0
+
+    /// Reads the followed file's new lines if the last look is `recheckInterval` old (each look is one `stat`).
+    func rereadIfDue() {
+        guard path != nil else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let interval = UInt64(recheckInterval.components.seconds) * 1_000_000_000
+            + UInt64(recheckInterval.components.attoseconds / 1_000_000_000)
+        guard now &- lastCheck >= interval || lastCheck == 0 else { return }
+        rereadNow()
+    }
+
+    /// Reads the followed file's new lines now (a connection is going quiet, or the capture ends: last chances).
+    /// A file read once has nothing to reread (and is then shared by two decoding threads: nothing is written).
+    func rereadNow() {
+        guard let path else { return }
+        lastCheck = DispatchTime.now().uptimeNanoseconds
+        let linesBefore = keyLog.linesRead
+        pendingWarnings += readNewLines(path: path)
+        if keyLog.linesRead != linesBefore { generation += 1 }
+    }
 
     /// Whether the file is followed for new lines.
     public var follows: Bool { path != nil }

@@ -73,8 +73,8 @@ public enum PcapngSecrets {
         return bigEndian ? value.byteSwapped : value
     }
 
-    /// Rewrites a classic pcap file as pcapng with one Decryption Secrets Block holding `keyLog` before the first
-    /// packet, so Wireshark and tshark open it decrypted. Written beside it and renamed over it, so a failure leaves
+    /// Rewrites a classic pcap file as pcapng with one Decryption Secrets Block holding `keyLog` (when not empty)
+    /// before the first packet, so Wireshark and tshark open it decrypted. Written beside it and renamed over it, so a failure leaves
     /// the pcap as it was.
     public static func rewritePcapAsPcapng(path: String, keyLog: String) throws {
         guard let input = FileHandle(forReadingAtPath: path) else {
@@ -121,11 +121,11 @@ public enum PcapngSecrets {
                 }
             }
             let secrets = [UInt8](keyLog.utf8)
-            block(decryptionSecrets, into: &out) { body in
+            if !secrets.isEmpty { block(decryptionSecrets, into: &out) { body in
                 append32(tlsKeyLog, &body); append32(UInt32(secrets.count), &body)
                 body += secrets
                 body += [UInt8](repeating: 0, count: (4 - secrets.count % 4) % 4)
-            }
+            } }
             // Enhanced Packet Blocks, one per pcap record.
             let units: UInt64 = nanoseconds ? 1_000_000_000 : 1_000_000
             while let recordHeader = try input.read(upToCount: 16), recordHeader.count == 16 {

@@ -6,12 +6,26 @@ import PacketDecoding
 /// records, finds the session's secrets in the key log, decrypts, and passes the application data on to `inner` as
 /// if the connection had been cleartext. Other connections pass through unchanged.
 /// The TLS facts of each connection are reported once through `onSession`, before its first decrypted bytes.
+/// Sits between TCP reassembly and the HTTP decoders: for connections that start with a TLS handshake it parses the
+/// records, finds the session's secrets in the key log, decrypts, and passes the application data on to `inner` as
+/// if the connection had been cleartext. Other connections pass through unchanged.
+/// The TLS facts of each connection are reported once through `onSession`, before its first decrypted bytes.
+///
+/// Live equals offline: what `inner` hears must not depend on when the key log's lines were read. So a record
+/// that waits for its key holds back everything after it on its connection, both directions, in arrival order:
+/// later records, gaps and ends (and the close, past the connection's last packet), and all of it goes on in that
+/// same order once the key is read. Pairing a response with its request needs that order: the HTTP decoder hears
+/// the request before the response exactly as it would from a complete key log.
 public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     public var inner: Inner
     public let limits: TLSDecryptionLimits
     private let keys: TLSKeySource
     private let onSession: (TLSSessionFacts) -> Void
     private var connections: [ConnectionID: TLSConnection] = [:]
+    /// Connections whose next event waits for a key (closed ones too): retried when the key log gains lines.
+    private var waitingForKeys: Set<ConnectionID> = []
+    /// The key log's generation when the waiting connections were last retried.
+    private var retriedGeneration = -1
     /// Every record is decrypted into this buffer and handed on from it before the next one: one buffer for all
     /// records instead of one per record.
     private var plaintext: [UInt8] = []
@@ -31,6 +45,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
 
     public mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
                                     at time: Timestamp) {
+        retryWaiting(rereadNow: false)
         guard let connection = connections[id], !bytes.isEmpty else {
             inner.streamData(id, direction, bytes, at: time)
             return
@@ -44,7 +59,6 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             return
         }
         readRecords(connection, direction == .clientToServer ? 0 : 1, bytes, at: time)
-        finishRecord(connection)
     }
 
     public mutating func streamGap(_ id: ConnectionID, _ direction: StreamDirection, length: Int, at time: Timestamp) {
@@ -54,42 +68,38 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         }
         let side = direction == .clientToServer ? 0 : 1
         let state = connection.directions[side]
-        if !state.stopped {
-            state.stopped = true
-            inner.warning(id, "TLS \(Self.sideName(side)) stream lost \(length) bytes at offset \(state.offset + state.buffer.count); "
-                          + "record boundaries and sequence numbers are unknown after it, so the rest of this direction is not decrypted",
-                          at: time)
-        }
-        if state.forwardedAny { inner.streamGap(id, direction, length: length, at: time) }
+        // Records stop here at once (their boundaries are lost); what the gap tells `inner` keeps its place.
+        let offset = state.offset + state.buffer.count
+        let warn = !state.stopped
+        state.stopped = true
+        state.buffer = []
+        submit(connection, Pending(side: side, time: time, event: .gap(length: length, offset: offset, warn: warn)))
     }
 
     public mutating func streamEnded(_ id: ConnectionID, _ direction: StreamDirection, reason: StreamEndReason,
                                      at time: Timestamp) {
-        // Records still waiting for their key must reach the inner consumer before it hears the stream ended:
-        // live, a short connection (a request, a response, a close within the key log's recheck interval) would
-        // otherwise deliver its plaintext after the end, and the exchange would be lost.
-        if let connection = connections[id], connection.mode == .tls,
-           !connection.directions[0].held.isEmpty || !connection.directions[1].held.isEmpty {
-            keys.allowImmediateRecheck()
-            drainHeld(connection, forced: true)
+        guard let connection = connections[id], connection.mode == .tls else {
+            inner.streamEnded(id, direction, reason: reason, at: time)
+            return
         }
-        inner.streamEnded(id, direction, reason: reason, at: time)
+        // The last look before a quiet connection: a key logged since the last read is used now, not at the next
+        // packet.
+        if connection.waitsForKey { retryWaiting(rereadNow: true) }
+        submit(connection, Pending(side: direction == .clientToServer ? 0 : 1, time: time, event: .end(reason)))
     }
 
     public mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp) {
-        if let connection = connections.removeValue(forKey: id), connection.mode == .tls {
-            if !connection.directions[0].held.isEmpty || !connection.directions[1].held.isEmpty {
-                keys.allowImmediateRecheck()
-            }
-            drainHeld(connection, forced: true)
-            for side in 0...1 where !connection.directions[side].held.isEmpty {
-                let held = connection.directions[side].held
-                inner.warning(id, "\(held.count) TLS \(Self.sideName(side)) record(s) (\(held.reduce(0) { $0 + $1.fragment.count }) bytes) "
-                              + "never got their key: no key logged for client random \(connection.clientRandomText)", at: time)
-            }
-            emitSummary(connection, at: time)
+        guard let connection = connections[id] else {
+            inner.connectionClosed(id, at: time)
+            return
         }
-        inner.connectionClosed(id, at: time)
+        connection.closedAt = time
+        if connection.waitsForKey { retryWaiting(rereadNow: true) }
+        // Still waiting for a key that may yet be logged (a program writes its key log after its last packet):
+        // the connection stays until the key comes or the capture ends (`finishWaiting`).
+        if connection.waitsForKey { return }
+        if !connection.pending.isEmpty { drain(connection, forced: true) }
+        complete(connection, at: time)
     }
 
     public mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {
@@ -106,7 +116,200 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         keys.pendingWarnings = []
     }
 
+    /// The capture ended: reads the key log one last time, lets every connection still waiting go on with what it
+    /// has, and decides the rest for good (no key logged). Call after reassembly closed every connection.
+    public mutating func finishWaiting(at time: Timestamp) {
+        retryWaiting(rereadNow: true)
+        for id in waitingForKeys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let connection = connections[id] else { continue }
+            connection.waitsNoLonger = true
+            drain(connection, forced: true)
+            if let closedAt = connection.closedAt { complete(connection, at: closedAt) }
+        }
+        waitingForKeys = []
+    }
+
     static func sideName(_ side: Int) -> String { side == 0 ? "client→server" : "server→client" }
+
+    // MARK: Waiting connections
+
+    /// Retries the connections waiting for a key if the key log gained lines since their last try.
+    private mutating func retryWaiting(rereadNow: Bool) {
+        guard !waitingForKeys.isEmpty else { return }
+        if rereadNow { keys.rereadNow() } else { keys.rereadIfDue() }
+        guard keys.generation != retriedGeneration else { return }
+        retriedGeneration = keys.generation
+        for id in waitingForKeys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let connection = connections[id] else { continue }
+            drain(connection, forced: false)
+            if !connection.waitsForKey, let closedAt = connection.closedAt { complete(connection, at: closedAt) }
+        }
+    }
+
+    /// The connection's last words: the TLS line if not said yet, what was never decrypted, then the close.
+    private mutating func complete(_ connection: TLSConnection, at time: Timestamp) {
+        connections.removeValue(forKey: connection.id)
+        waitingForKeys.remove(connection.id)
+        if connection.mode == .tls {
+            for side in 0...1 {
+                let state = connection.directions[side]
+                if state.recordsWithoutKey > 0 {
+                    inner.warning(connection.id, "\(state.recordsWithoutKey) TLS \(Self.sideName(side)) record(s) "
+                                  + "(\(state.bytesWithoutKey) bytes) not decrypted: no key logged for client random "
+                                  + "\(connection.clientRandomText)", at: time)
+                }
+                if state.recordsWithoutServerHello > 0 {
+                    inner.warning(connection.id, "\(state.recordsWithoutServerHello) TLS \(Self.sideName(side)) record(s) "
+                                  + "not decrypted: the server's hello was never seen", at: time)
+                }
+            }
+            emitSummary(connection, at: time)
+        }
+        inner.connectionClosed(connection.id, at: time)
+    }
+
+    /// Handles an event now when nothing before it waits, or queues it behind what does.
+    private mutating func submit(_ connection: TLSConnection, _ pending: Pending) {
+        let goesNow = connection.pending.isEmpty
+            || !connection.waitsForKey && !connection.directions[pending.side].waitsForServerHello
+        guard goesNow else {
+            enqueue(connection, pending, because: nil)
+            return
+        }
+        guard case .record(let record) = pending.event else {
+            process(connection, pending)
+            return
+        }
+        let result = record.fragment.withUnsafeBytes { handle(connection, pending.side, record, $0) }
+        if result != .done { enqueue(connection, pending, because: result) }
+        releaseAfterServerHello(connection)
+    }
+
+    private mutating func enqueue(_ connection: TLSConnection, _ pending: Pending, because result: RecordResult?) {
+        if case .record(let record) = pending.event {
+            let limit = connection.serverHello == nil ? limits.maxHeldBytesBeforeServerHello : limits.maxHeldBytesPerConnection
+            // Records count with their 5-byte header, so a flood of empty records is bounded too.
+            guard connection.pendingBytes + HeldRecord.headerLength + record.fragment.count <= limit else {
+                overflow(connection, pending, record, limit: limit)
+                return
+            }
+            connection.pendingBytes += HeldRecord.headerLength + record.fragment.count
+        }
+        connection.pending.append(pending)
+        switch result {
+        case .waitForKey?:
+            connection.waitsForKey = true
+            waitingForKeys.insert(connection.id)
+        case .waitForServerHello?:
+            connection.directions[pending.side].waitsForServerHello = true
+        case .done?, nil:
+            break
+        }
+    }
+
+    /// Past the hold limit. Waiting for a key: the connection stops waiting (what waits and what follows is
+    /// decided as having no key), so nothing is dropped out of order. Waiting for the ServerHello: dropped.
+    private mutating func overflow(_ connection: TLSConnection, _ pending: Pending, _ record: HeldRecord, limit: Int) {
+        let waitingForServerHello = connection.serverHello == nil
+        if !connection.warnedHoldLimit {
+            connection.warnedHoldLimit = true
+            inner.warning(connection.id, "TLS records waiting for \(waitingForServerHello ? "the ServerHello" : "their key") passed \(limit) bytes "
+                          + "(client random \(connection.clientRandomText)); "
+                          + (waitingForServerHello ? "later records are dropped" : "they and later records are not decrypted"),
+                          at: record.time)
+        }
+        if waitingForServerHello {
+            connection.directions[pending.side].recordsWithoutServerHello += 1
+            return
+        }
+        connection.waitsNoLonger = true
+        connection.pending.append(pending)
+        drain(connection, forced: true)
+    }
+
+    /// Processes the queue in arrival order: a record waiting for a key stops everything behind it; one waiting
+    /// for the ServerHello stops only its own direction. `forced`: the capture ended or the wait was given up, so
+    /// nothing waits any more (no key logged; no ServerHello seen).
+    private mutating func drain(_ connection: TLSConnection, forced: Bool) {
+        if forced { connection.waitsNoLonger = true }
+        var index = 0
+        var done = [Bool](repeating: false, count: connection.pending.count)
+        var blockedSides = [false, false]
+        var stoppedForKey = false
+        while index < connection.pending.count {
+            let pending = connection.pending[index]
+            if blockedSides[pending.side] {
+                index += 1
+                continue
+            }
+            if case .record(let record) = pending.event {
+                let hadServerHello = connection.serverHello != nil
+                let result = record.fragment.withUnsafeBytes { handle(connection, pending.side, record, $0) }
+                if result == .waitForKey {
+                    stoppedForKey = true
+                    break
+                }
+                if result == .waitForServerHello {
+                    if forced {
+                        connection.directions[pending.side].recordsWithoutServerHello += 1
+                    } else {
+                        blockedSides[pending.side] = true
+                        index += 1
+                        continue
+                    }
+                }
+                done[index] = true
+                connection.pendingBytes -= HeldRecord.headerLength + record.fragment.count
+                if !hadServerHello && connection.serverHello != nil && blockedSides[0] {
+                    // The ServerHello lets the client's waiting records go on, before anything that came after it.
+                    blockedSides = [false, false]
+                    index = 0
+                    continue
+                }
+            } else {
+                done[index] = true
+                process(connection, pending)
+            }
+            index += 1
+        }
+        var kept: [Pending] = []
+        for (index, pending) in connection.pending.enumerated() where !done[index] { kept.append(pending) }
+        connection.pending = kept
+        connection.waitsForKey = stoppedForKey
+        connection.directions[0].waitsForServerHello = blockedSides[0]
+        connection.directions[1].waitsForServerHello = blockedSides[1]
+        if stoppedForKey {
+            waitingForKeys.insert(connection.id)
+        } else {
+            waitingForKeys.remove(connection.id)
+        }
+    }
+
+    /// After a record handled at once: if it was the ServerHello, the client's records waiting for it go on now.
+    private mutating func releaseAfterServerHello(_ connection: TLSConnection) {
+        if connection.serverHello != nil && (connection.directions[0].waitsForServerHello || connection.directions[1].waitsForServerHello) {
+            drain(connection, forced: false)
+        }
+    }
+
+    /// A gap or an end, in its place among the connection's records.
+    private mutating func process(_ connection: TLSConnection, _ pending: Pending) {
+        let direction: StreamDirection = pending.side == 0 ? .clientToServer : .serverToClient
+        let state = connection.directions[pending.side]
+        switch pending.event {
+        case .record:
+            break  // records go through `handle` (see `submit` and `drain`)
+        case .gap(let length, let offset, let warn):
+            if warn {
+                inner.warning(connection.id, "TLS \(Self.sideName(pending.side)) stream lost \(length) bytes at offset \(offset); "
+                              + "record boundaries and sequence numbers are unknown after it, so the rest of this direction is not decrypted",
+                              at: pending.time)
+            }
+            if state.forwardedAny { inner.streamGap(connection.id, direction, length: length, at: pending.time) }
+        case .end(let reason):
+            inner.streamEnded(connection.id, direction, reason: reason, at: pending.time)
+        }
+    }
 
     // MARK: Records
 
@@ -159,66 +362,32 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             return 0
         }
         guard bytes.count >= 5 + length else { return nil }
-        let record = HeldRecord(type: type, version: version, fragment: [], offset: state.offset, time: time)
+        var record = HeldRecord(type: type, version: version, fragment: [], offset: state.offset, time: time)
         let fragment = UnsafeRawBufferPointer(rebasing: bytes[5..<(5 + length)])
-        if !state.held.isEmpty || handle(connection, side, record, fragment) == .hold {
-            hold(connection, side, record, fragment)
+        if connection.pending.isEmpty {
+            // Nothing waits: the record is read in place, and copied only if it has to wait.
+            let result = handle(connection, side, record, fragment)
+            if result != .done {
+                record.fragment = Array(fragment)
+                enqueue(connection, Pending(side: side, time: time, event: .record(record)), because: result)
+            }
+            releaseAfterServerHello(connection)
+        } else {
+            record.fragment = Array(fragment)
+            submit(connection, Pending(side: side, time: time, event: .record(record)))
         }
         return 5 + length
     }
 
-    private mutating func hold(_ connection: TLSConnection, _ side: Int, _ record: HeldRecord,
-                               _ fragment: UnsafeRawBufferPointer) {
-        let heldBytes = connection.directions[0].heldBytes + connection.directions[1].heldBytes
-        let waitingForServerHello = connection.serverHello == nil
-        let limit = waitingForServerHello ? limits.maxHeldBytesBeforeServerHello : limits.maxHeldBytesPerConnection
-        // Records count with their 5-byte header, so a flood of empty records is bounded too.
-        guard heldBytes + HeldRecord.headerLength + fragment.count <= limit else {
-            if !connection.warnedHoldLimit {
-                connection.warnedHoldLimit = true
-                inner.warning(connection.id, "TLS records waiting for \(waitingForServerHello ? "the ServerHello" : "their key") passed \(limit) bytes "
-                              + "(client random \(connection.clientRandomText)); later records are dropped", at: record.time)
-            }
-            if !waitingForServerHello { markNoKey(connection, side, at: record.time) }
-            return
-        }
-        var copy = record
-        copy.fragment = Array(fragment)
-        connection.directions[side].held.append(copy)
-        connection.directions[side].heldBytes += HeldRecord.headerLength + fragment.count
-    }
-
-    /// After a record: a ServerHello or a new key may let held records go on.
-    private mutating func finishRecord(_ connection: TLSConnection) {
-        if connection.directions[0].held.isEmpty && connection.directions[1].held.isEmpty { return }
-        drainHeld(connection, forced: false)
-    }
-
-    private mutating func drainHeld(_ connection: TLSConnection, forced: Bool) {
-        for side in [1, 0] {
-            let state = connection.directions[side]
-            // Records are taken from the front and removed together at the end: removing them one by one would
-            // make releasing many held records quadratic.
-            var released = 0
-            while released < state.held.count {
-                let first = state.held[released]
-                let result = first.fragment.withUnsafeBytes { handle(connection, side, first, $0) }
-                if result == .hold { break }
-                released += 1
-                state.heldBytes -= HeldRecord.headerLength + first.fragment.count
-            }
-            if released > 0 { state.held.removeFirst(released) }
-        }
-    }
-
     // MARK: One record
 
-    enum RecordResult { case done, hold }
+    /// What became of a record: handled (decrypted, or decided it never will be), or it waits.
+    enum RecordResult { case done, waitForServerHello, waitForKey }
 
     private mutating func handle(_ connection: TLSConnection, _ side: Int, _ record: HeldRecord,
                                  _ fragment: UnsafeRawBufferPointer) -> RecordResult {
         // Until the ServerHello says which version and suite, the client's later records cannot be read.
-        if side == 0 && connection.clientHello != nil && connection.serverHello == nil { return .hold }
+        if side == 0 && connection.clientHello != nil && connection.serverHello == nil { return .waitForServerHello }
         let state = connection.directions[side]
         if connection.isTLS13 {
             switch record.type {
@@ -253,7 +422,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             }
             guard let master = secrets(connection, need: { $0.masterSecret != nil })?.masterSecret,
                   let hello = connection.clientHello, let serverHello = connection.serverHello else {
-                return keyMissing(connection, side, record)
+                return keyMissing(connection, side, fragmentLength: fragment.count, at: record.time)
             }
             state.protection = .tls12(masterSecret: master, clientRandom: hello.random, serverRandom: serverHello.random,
                                       suite: suite, forClient: side == 0, encryptThenMAC: serverHello.encryptThenMAC)
@@ -276,6 +445,9 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         let state = connection.directions[side]
         var currentKeyKnown = false
         var anyKey = false
+        // A later stage's secret not read yet, after one that was: key log lines of a session are written in
+        // order, so it may still come (an earlier one missing then never will).
+        var laterKeyMissing = false
         // The current stage first; when it fails, a later one (0-RTT refused, Finished not seen) may be the right one.
         for stage in state.stage.rawValue...Stage13.application.rawValue {
             let candidate = Stage13(rawValue: stage)!
@@ -284,7 +456,10 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
                 protection = current
             } else {
                 guard let secret = trafficSecret(connection, side, candidate),
-                      let fresh = RecordProtection.tls13(secret: secret, suite: suite) else { continue }
+                      let fresh = RecordProtection.tls13(secret: secret, suite: suite) else {
+                    if anyKey { laterKeyMissing = true }
+                    continue
+                }
                 protection = fresh
             }
             anyKey = true
@@ -304,7 +479,9 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             deliver(connection, side, record, outcome, fragmentLength: fragment.count)
             return .done
         }
-        if !anyKey { return keyMissing(connection, side, record) }
+        if !anyKey || laterKeyMissing && mayWaitForKey(connection, side) {
+            return keyMissing(connection, side, fragmentLength: fragment.count, at: record.time)
+        }
         if currentKeyKnown {
             state.protection?.sequence &+= 1
             deliver(connection, side, record, .authenticationFailed, fragmentLength: fragment.count)
@@ -338,18 +515,23 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         return connection.secrets
     }
 
-    private mutating func keyMissing(_ connection: TLSConnection, _ side: Int, _ record: HeldRecord) -> RecordResult {
-        if limits.maxHeldBytesPerConnection > 0 && keys.follows && !connection.directions[side].droppingForNoKey {
-            return .hold
-        }
-        markNoKey(connection, side, at: record.time)
-        return .done
+    /// Whether a record may wait for its key: the key log is followed, waiting is allowed, and this connection
+    /// has not stopped waiting.
+    private func mayWaitForKey(_ connection: TLSConnection, _ side: Int) -> Bool {
+        limits.maxHeldBytesPerConnection > 0 && keys.follows && !connection.waitsNoLonger
+            && !connection.directions[side].droppingForNoKey
     }
 
-    private mutating func markNoKey(_ connection: TLSConnection, _ side: Int, at time: Timestamp) {
-        connection.directions[side].droppingForNoKey = true
+    private mutating func keyMissing(_ connection: TLSConnection, _ side: Int, fragmentLength: Int,
+                                     at time: Timestamp) -> RecordResult {
+        if mayWaitForKey(connection, side) { return .waitForKey }
+        let state = connection.directions[side]
+        state.recordsWithoutKey += 1
+        state.bytesWithoutKey += fragmentLength
+        state.droppingForNoKey = true
         connection.noKey = true
         emitSummary(connection, at: time)
+        return .done
     }
 
     private mutating func unsupported(_ connection: TLSConnection, at time: Timestamp) {
@@ -477,6 +659,20 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     }
 }
 
+/// One thing a connection's direction told the TLS layer, kept in arrival order while something before it waits.
+struct Pending {
+    enum Event {
+        case record(HeldRecord)
+        /// `warn`: the direction was still being read when the bytes were lost (else it had stopped already).
+        case gap(length: Int, offset: Int, warn: Bool)
+        case end(StreamEndReason)
+    }
+
+    var side: Int
+    var time: Timestamp
+    var event: Event
+}
+
 /// A record kept until its key or its session's ServerHello is known.
 struct HeldRecord {
     var type: UInt8
@@ -494,7 +690,7 @@ enum Stage13: Int {
     case early, handshake, application
 }
 
-/// Per-direction state: the record buffer, handshake reassembly, keys in use and records held for a key.
+/// Per-direction state: the record buffer, handshake reassembly, keys in use, what could not be decrypted.
 final class TLSDirection {
     var buffer: [UInt8] = []
     /// Stream offset of the first byte of `buffer` (bytes consumed so far).
@@ -506,12 +702,15 @@ final class TLSDirection {
     var protection: RecordProtection?
     /// TLS 1.3: the current application traffic secret (changes with KeyUpdate).
     var applicationSecret: [UInt8]?
-    var held: [HeldRecord] = []
-    /// Wire bytes of the held records (headers included), kept as records come and go.
-    var heldBytes = 0
+    /// A record of this direction waits for the ServerHello (and so does everything after it in this direction).
+    var waitsForServerHello = false
     var stopped = false
     var droppingForNoKey = false
     var forwardedAny = false
+    /// Records decided as having no key, and their bytes (reported when the connection closes).
+    var recordsWithoutKey = 0
+    var bytesWithoutKey = 0
+    var recordsWithoutServerHello = 0
 
     init(limits: TLSDecryptionLimits) {
         handshake = HandshakeAssembler(maxMessageLength: limits.maxHandshakeMessageLength)
@@ -544,6 +743,16 @@ final class TLSConnection {
     var authenticationFailures = 0
     var handshakeRecordsWithoutKey = 0
     var keyUpdates = 0
+    /// Events waiting behind a record that waits (see `TLSDecryptingConsumer`), in arrival order.
+    var pending: [Pending] = []
+    /// Wire bytes of the waiting records (headers included).
+    var pendingBytes = 0
+    /// The first of `pending` waits for a key.
+    var waitsForKey = false
+    /// The capture ended or the hold limit was passed: a missing key is missing for good.
+    var waitsNoLonger = false
+    /// When TCP closed the connection, if that is still to be passed on behind waiting records.
+    var closedAt: Timestamp?
 
     init(id: ConnectionID, client: Endpoint, server: Endpoint, limits: TLSDecryptionLimits) {
         self.id = id

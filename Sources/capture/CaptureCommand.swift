@@ -211,6 +211,21 @@ struct CaptureCommand: ParsableCommand {
         try command?.start(stopping: handle)
         let session = command == nil ? SignalSession(handle: handle) : nil
         defer { session?.finish() }
+        try captureInMode(handle: handle, decoder: decoder, command: command)
+        // -w FILE.pcapng: pcapng in every mode, with a key log (a command's own included) in a Decryption Secrets
+        // Block before the first packet, so Wireshark, tshark and `capture -r` open it decrypted.
+        if let path = output.writeFile, path.hasSuffix(".pcapng") {
+            do {
+                try PcapngSecrets.rewritePcapAsPcapng(path: path, keyLog: try tlsOptions.keyLogTextForEmbedding() ?? "")
+            } catch {
+                printError("\(error)")
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    /// Reads packets into what the options ask for: --stats, --follow, --http, or packet lines.
+    private func captureInMode(handle: CaptureHandle, decoder: PacketDecoder?, command: CommandCapture?) throws {
         if statsOptions.stats {
             let keys = try tlsOptions.openKeySource(live: handle.isLive, readFile: source.readFile)
             try runStatsMode(handle: handle, source: source, json: output.json, keys: keys)
@@ -235,16 +250,10 @@ struct CaptureCommand: ParsableCommand {
             try PacketReading.run(handle, limit: source.count, progress: &progress,
                                   ended: { printLiveStatistics(handle: handle, ended: $0) }) { try consumer.consume($0) }
         }
-        // -w FILE.pcapng with a key log: the file gets a Decryption Secrets Block, so Wireshark opens it decrypted.
-        if let path = output.writeFile, path.hasSuffix(".pcapng"), let keyLog = try tlsOptions.keyLogTextForEmbedding() {
-            do {
-                try PcapngSecrets.rewritePcapAsPcapng(path: path, keyLog: keyLog)
-            } catch {
-                printError("\(error)")
-                throw ExitCode(1)
-            }
-        }
     }
+
+    /// The kernel buffer of an immediate-mode capture when -B is not given (see `openLive`).
+    static let immediateModeBufferSize = 32 << 20
 
     private func openLive(_ name: String) throws -> CaptureHandle {
         var options = LiveOptions()
@@ -253,6 +262,11 @@ struct CaptureCommand: ParsableCommand {
         // Deliver packets as they come when a person is watching; batch them when writing to a file or pipe.
         options.immediate = (isatty(STDOUT_FILENO) == 1 || output.lineBuffered) && output.writeFile == nil
         control.apply(to: &options)
+        // Immediate mode makes libpcap use fixed frames sized for the largest packet (64 KiB and more with segmentation
+        // offload) instead of TPACKET_V3's packed blocks, so its 2 MiB default holds about 30 packets: one burst of a
+        // fast download overflowed it and the kernel dropped packets tcpdump beside it kept (`-- COMMAND` lost
+        // exchanges that way). Without -B, immediate mode gets room for about 500 such packets.
+        if options.immediate && options.bufferSize == nil { options.bufferSize = Self.immediateModeBufferSize }
         var interface = name
         if let position = Int(name), position > 0, let interfaces = try? NetworkInterface.all(),
            position <= interfaces.count, !interfaces.contains(where: { $0.name == name }) {

@@ -63,6 +63,8 @@ final class HTTPOutputSink {
     private(set) var incomplete = 0
     /// Connections whose upgrade exchange passed the filter: their WebSocket messages are shown too.
     private var shownUpgrades: Set<ConnectionID> = []
+    /// TLS connections whose key never came, said once at the end.
+    private var keyless = KeylessConnectionsNotice()
 
     init(handle: CaptureHandle, output: OutputOptions, http: HTTPOptions) throws {
         self.handle = handle
@@ -138,6 +140,7 @@ final class HTTPOutputSink {
 
     /// The TLS line of a connection, from the decrypting layer.
     private func handle(tls session: TLSSessionFacts) {
+        keyless.note(session)
         guard filter.isEmpty || !filter.hosts.isEmpty && matchesHost(serverName: session.serverName) else { return }
         if json {
             TLSJSONRenderer.appendLine(for: session, to: &text)
@@ -162,6 +165,7 @@ final class HTTPOutputSink {
     /// Flushes standard output and closes the HAR file; a HAR file that could not be written fails the run.
     func finish() throws {
         text.flush()
+        if !keyless.isEmpty { printError(keyless.description) }
         if !json && isatty(STDERR_FILENO) == 1 {
             var summary = "\(shown) exchange\(shown == 1 ? "" : "s")"
             if incomplete > 0 { summary += ", \(incomplete) incomplete" }

@@ -37,6 +37,9 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .customLong("http"), help: "Print the sandbox's HTTP exchanges as they happen.")
     var http = false
 
+    @Flag(name: .customLong("json"), help: "With --http: one JSON object per exchange (as `capture --http --json`).")
+    var json = false
+
     @Flag(name: .customLong("no-quic"), help: "Reject the command's UDP to port 443 so QUIC clients fall back to TCP (HTTP/1.1, h2).")
     var noQUIC = false
 
@@ -47,6 +50,7 @@ struct RunCommand: ParsableCommand {
         if command.isEmpty {
             throw ValidationError("missing the command to run: condition run PROFILE -- COMMAND [ARGS...]")
         }
+        if json && !http { throw ValidationError("--json prints the exchanges of --http: add --http.") }
         if let captureFile {
             let directory = URL(fileURLWithPath: captureFile).standardizedFileURL.deletingLastPathComponent().path
             var isDirectory: ObjCBool = false
@@ -86,6 +90,7 @@ struct RunCommand: ParsableCommand {
             captureExecutable: captureExecutable,
             captureFile: captureFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
             printHTTP: http,
+            printJSON: json,
             captureReadsKeyLog: http && SandboxCLI.captureReadsKeyLog(captureExecutable))
         let runner = ProcessRunner()
         let session = SandboxSession(settings: ConditionEnvironment.sandboxSettings, runner: runner,

@@ -12,8 +12,8 @@ final class BackgroundCommandCapture: @unchecked Sendable {
     private let group = DispatchGroup()
     let started = Date()
 
-    init(_ arguments: [String], environment: [String: String]? = nil) throws {
-        process.executableURL = TestEnvironment.executable("capture")
+    init(_ arguments: [String], environment: [String: String]? = nil, executable: String = "capture") throws {
+        process.executableURL = TestEnvironment.executable(executable)
         process.arguments = arguments
         process.standardOutput = out
         process.standardError = err

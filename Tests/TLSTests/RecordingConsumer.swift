@@ -9,18 +9,26 @@ struct RecordingConsumer: StreamConsumer {
     var warnings: [String] = []
     var protocols: [String] = []
     var closed = 0
+    /// Every call in order, as "data c2s 50", "end s2c", "close": what pairing a response with its request sees.
+    var events: [String] = []
 
     mutating func connectionOpened(_ id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp) {}
     mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
                              at time: Timestamp) {
         data[direction, default: []] += bytes
+        events.append("data \(direction == .clientToServer ? "c2s" : "s2c") \(bytes.count)")
     }
     mutating func streamGap(_ id: ConnectionID, _ direction: StreamDirection, length: Int, at time: Timestamp) {
         gaps[direction, default: 0] += length
     }
     mutating func streamEnded(_ id: ConnectionID, _ direction: StreamDirection, reason: StreamEndReason,
-                              at time: Timestamp) {}
-    mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp) { closed += 1 }
+                              at time: Timestamp) {
+        events.append("end \(direction == .clientToServer ? "c2s" : "s2c")")
+    }
+    mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp) {
+        closed += 1
+        events.append("close")
+    }
     mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) { warnings.append(message) }
     mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp) {
         protocols.append(protocolName)
@@ -34,9 +42,13 @@ final class Harness {
     let id = ConnectionID(1)
     let time = Timestamp(seconds: 1_700_000_000, nanoseconds: 0)
 
-    init(keyLog: TLSKeyLog, limits: TLSDecryptionLimits = TLSDecryptionLimits()) {
+    convenience init(keyLog: TLSKeyLog, limits: TLSDecryptionLimits = TLSDecryptionLimits()) {
+        self.init(keys: TLSKeySource(keyLog: keyLog), limits: limits)
+    }
+
+    init(keys: TLSKeySource, limits: TLSDecryptionLimits = TLSDecryptionLimits()) {
         let box = SessionBox()
-        layer = TLSDecryptingConsumer(keys: TLSKeySource(keyLog: keyLog), limits: limits, inner: RecordingConsumer()) {
+        layer = TLSDecryptingConsumer(keys: keys, limits: limits, inner: RecordingConsumer()) {
             box.sessions.append($0)
         }
         self.box = box
@@ -57,6 +69,7 @@ final class Harness {
         }
     }
 
+    func end(_ direction: StreamDirection) { layer.streamEnded(id, direction, reason: .fin, at: time) }
     func close() { layer.connectionClosed(id, at: time) }
     var inner: RecordingConsumer { layer.inner }
 }
