@@ -64,6 +64,13 @@ let package = Package(
             ],
             swiftSettings: crossModule
         ),
+        // The capture pipeline assembled from options (decode -> reassembly -> TLS -> HTTP/1, HTTP/2 -> events) and
+        // one read loop over live and offline sources: every mode of `capture` runs it (docs/architecture.md).
+        .target(
+            name: "CaptureEngine",
+            dependencies: ["FlowReassembly", "HTTP2", "HTTPDecoding", "PacketCapture", "PacketDecoding", "SystemSupport", "TLS"],
+            swiftSettings: crossModule
+        ),
         // Spawning, waiting, signals, file locks and errno-typed errors: the OS plumbing, in one place.
         .target(name: "SystemSupport"),
         // A network namespace + veth + NAT + DNS for one command; used by `condition run` and `capture -- COMMAND`.
@@ -72,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "capture",
             dependencies: [
-                "PacketCapture", "PacketDecoding", "FlowReassembly", "HTTPDecoding", "HTTP2", "Reports", "TLS",
+                "CaptureEngine", "PacketCapture", "PacketDecoding", "FlowReassembly", "HTTPDecoding", "Reports", "TLS",
                 "Sandbox", "SystemSupport", "LinkConditioner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -106,6 +113,12 @@ let package = Package(
         ),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "HTTPDecoding", "TestSupport"]),
         .testTarget(name: "CaptureCLITests", dependencies: ["TestSupport"]),
+        .testTarget(
+            name: "CaptureEngineTests",
+            dependencies: ["CaptureEngine", "HTTPDecoding", "PacketCapture", "TLS", "TestSupport"]
+        ),
+        // The module graph of docs/architecture.md, from what the sources import.
+        .testTarget(name: "ArchitectureTests"),
         // The capture executable's own types (its quick argument path against swift-argument-parser's).
         .testTarget(name: "CaptureCommandTests", dependencies: ["capture"]),
         .testTarget(name: "CaptureNamespaceTests", dependencies: ["TestSupport"]),

@@ -1,3 +1,6 @@
+// Longer than 600 lines: `process(_:at:into:)` is TCP's segment state machine for one connection (handshake,
+// re-anchoring, holes, overlaps, FIN and RST ordering, limits) and reads best as one function beside the flushing
+// and eviction code that shares its private state; split across files, each part would need that state internal.
 import PacketDecoding
 
 /// Counters over everything a reassembler has seen, for reports and tests.

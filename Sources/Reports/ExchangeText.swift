@@ -7,6 +7,27 @@ public enum ExchangeText {
     /// The status as sent and its reason phrase (`200 OK`, `2XX Odd Status`), or what stood in for it: an HTTP/0.9
     /// response has no status line, a status line may have no code. Never a code or phrase that was not sent.
     public static func status(_ response: HTTPResponse) -> String {
+        var out = TextOutput(fileDescriptor: -1, flushThreshold: 0)
+        appendStatus(response, to: &out)
+        return out.text
+    }
+
+    /// `status(_:)` written into `out`; a status line of printable ASCII (nearly all) is copied as it is, since
+    /// `BodyPresentation.terminalSafe` would leave it unchanged.
+    static func appendStatus(_ response: HTTPResponse, to out: inout TextOutput) {
+        func printable(_ text: String) -> Bool { text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7f } }
+        if !response.statusText.isEmpty && printable(response.statusText) && printable(response.reason) {
+            out.append(response.statusText)
+            if !response.reason.isEmpty {
+                out.append(UInt8(ascii: " "))
+                out.append(response.reason)
+            }
+            return
+        }
+        out.append(terminalSafeStatus(response))
+    }
+
+    private static func terminalSafeStatus(_ response: HTTPResponse) -> String {
         if response.statusText.isEmpty {
             return response.version == "HTTP/0.9" ? "HTTP/0.9 (no status line)" : "(no status code)"
         }
@@ -24,12 +45,17 @@ public enum ExchangeText {
     /// What the default line shows: `example.com/v1/items?page=2`.
     public static func hostAndTarget(_ exchange: HTTPExchange) -> String {
         guard let request = exchange.request else { return exchange.server.description }
+        var out = TextOutput(fileDescriptor: -1, flushThreshold: 0)
+        appendHostAndTarget(exchange, request: request, to: &out)
+        return out.text
+    }
+
+    static func appendHostAndTarget(_ exchange: HTTPExchange, request: HTTPRequest, to out: inout TextOutput) {
         let uri = request.uri
-        if request.method == "CONNECT" { return uri }
-        if let range = uri.range(of: "://") { return String(uri[range.upperBound...]) }
-        let host = authority(request).flatMap { $0.isEmpty ? nil : $0 } ?? exchange.server.description
-        if uri == "*" { return host + " *" }
-        return host + uri
+        if request.method == "CONNECT" { return out.append(uri) }
+        if let range = uri.range(of: "://") { return out.append(String(uri[range.upperBound...])) }
+        if let host = authority(request), !host.isEmpty { out.append(host) } else { out.append(exchange.server) }
+        if uri == "*" { out.append(" *") } else { out.append(uri) }
     }
 
     /// The path of a request-target, without query or fragment.
@@ -90,28 +116,24 @@ public enum ExchangeText {
 
     /// `312 B`, `4.1 KB`, `12.0 MB` (powers of 1000, as browsers show transfer sizes).
     public static func size(_ bytes: Int) -> String {
-        if bytes < 1000 { return "\(bytes) B" }
-        let units = ["KB", "MB", "GB", "TB"]
-        var value = Double(bytes) / 1000
-        var unit = 0
-        while value >= 999.95 && unit < units.count - 1 { value /= 1000; unit += 1 }
-        return String(format: "%.1f %@", value, units[unit])
+        var out = TextOutput(fileDescriptor: -1, flushThreshold: 0)
+        out.append(size: bytes)
+        return out.text
     }
 
     /// `183 ms`, `3.4 ms`, `12.3 s`.
     public static func duration(_ seconds: Double) -> String {
-        let ms = max(seconds, 0) * 1000
-        if ms < 10 { return String(format: "%.1f ms", ms) }
-        if ms < 10_000 { return String(format: "%.0f ms", ms) }
-        return String(format: "%.1f s", ms / 1000)
+        var out = TextOutput(fileDescriptor: -1, flushThreshold: 0)
+        out.append(duration: seconds)
+        return out.text
     }
 
     /// `14:02:03.123` in local time (or UTC).
     public static func timeOfDay(_ time: Timestamp, utc: Bool) -> String {
-        var seconds = time_t(time.seconds)
-        var parts = tm()
-        if utc { gmtime_r(&seconds, &parts) } else { localtime_r(&seconds, &parts) }
-        return String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, Int(time.nanoseconds) / 1_000_000)
+        var out = TextOutput(fileDescriptor: -1, flushThreshold: 0)
+        var cache = TimeOfDayCache()
+        out.append(timeOfDay: time, utc: utc, cache: &cache)
+        return out.text
     }
 
     /// `2026-11-21T14:02:03.123Z` for HAR.

@@ -1,8 +1,10 @@
 import ArgumentParser
+import CaptureEngine
 import Foundation
 import PacketCapture
 import PacketDecoding
 import Reports
+import Sandbox
 import SystemSupport
 import TLS
 
@@ -93,6 +95,8 @@ struct CaptureCommand: ParsableCommand {
     /// tcpdump users write `-c10` and `-ieth0`; ArgumentParser wants `-c 10`. Split those before parsing.
     /// The everyday `-r FILE` forms skip the parser (QuickArguments), for start-up time.
     static func main() {
+        // The detached watchdog of a sandbox this executable made (`-- COMMAND`), started as Sandbox starts it.
+        if SandboxWatchdog.runIfAsked(Array(CommandLine.arguments.dropFirst())) { return }
         let arguments = CommandArguments.split(Array(CommandLine.arguments.dropFirst()), normalizing: normalizedArguments)
         guard let command = QuickArguments.command(arguments) else { return main(arguments) }
         do { try command.run() } catch { exit(withError: error) }
@@ -113,7 +117,7 @@ struct CaptureCommand: ParsableCommand {
     }
 
     func validate() throws {
-        if listInterfaces || commandOptions.watchdogSandbox != nil { return }
+        if listInterfaces { return }
         try commandOptions.validate(source: source)
         if source.interface != nil && source.readFile != nil {
             throw ValidationError("Give either -i (live) or -r (file), not both.")
@@ -173,7 +177,6 @@ struct CaptureCommand: ParsableCommand {
             try printInterfaceCapabilities()
             return
         }
-        if let id = commandOptions.watchdogSandbox { return commandOptions.watch(id) }
         do {
             if commandOptions.command.isEmpty { try capture() } else { try captureCommand() }
         } catch let error as CaptureError {
@@ -243,13 +246,9 @@ struct CaptureCommand: ParsableCommand {
         if command == nil { try control.dropPrivilegesIfAsked() }
         do {
             defer { consumer.finish() }
-            if handle.isLive {
-                let buffered = BufferedCapture(handle: handle)
-                defer { printLiveStatistics(handle: handle, captured: consumer.packetsSeen, queueDrops: buffered.droppedByQueue) }
-                try runPacketLoop(buffered, limit: source.count, consumer: &consumer)
-            } else {
-                try runPacketLoop(handle, limit: source.count, consumer: &consumer)
-            }
+            var progress = ProgressReporter(handle: handle)
+            try PacketReading.run(handle, limit: source.count, progress: &progress,
+                                  ended: { printLiveStatistics(handle: handle, ended: $0) }) { try consumer.consume($0) }
         }
     }
 
@@ -335,8 +334,10 @@ struct CaptureCommand: ParsableCommand {
     }
 }
 
-/// tcpdump's closing counts for a live capture, on standard error.
-func printLiveStatistics(handle: CaptureHandle, captured: Int, queueDrops: Int) {
+/// tcpdump's closing counts for a live capture, on standard error (nothing for a file).
+func printLiveStatistics(handle: CaptureHandle, ended: ReadingEnded) {
+    guard let live = ended.live else { return }
+    let captured = live.captured, queueDrops = live.queueDrops
     var text = "\n\(captured) packet\(captured == 1 ? "" : "s") captured\n"
     if let stats = handle.statistics() {
         text += "\(stats.receivedByFilter) packet\(stats.receivedByFilter == 1 ? "" : "s") received by filter\n"

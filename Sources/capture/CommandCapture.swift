@@ -19,12 +19,6 @@ struct CommandOptions: ParsableArguments {
     @Flag(name: .customLong("no-quic"), help: "With -- COMMAND: reject its UDP to port 443, so QUIC clients fall back to TCP.")
     var noQUIC = false
 
-    @Option(name: .customLong("sandbox-watchdog"), help: .hidden)
-    var watchdogSandbox: String?
-
-    @Option(name: .customLong("sandbox-registry"), help: .hidden)
-    var watchdogRegistry: String?
-
     /// Everything after `--` (see `CommandArguments`).
     @Option(name: .customLong(CommandArguments.optionName), parsing: .remaining, help: .hidden)
     var command: [String] = []
@@ -40,14 +34,6 @@ struct CommandOptions: ParsableArguments {
             throw ValidationError("-- COMMAND captures the command's own interface; it cannot be combined with -i or -r.")
         }
         if profilesDirectory != nil && profile == nil { throw ValidationError("--profiles only applies with --profile.") }
-    }
-
-    /// The detached watchdog of a sandbox this executable made: removes it if its owner dies (SIGKILL).
-    func watch(_ id: String) {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGHUP, SIG_IGN)
-        let registry = watchdogRegistry.map { SandboxRegistry(directory: URL(fileURLWithPath: $0)) } ?? CaptureEnvironment.registry
-        SandboxReaper(registry: registry, runner: ProcessRunner()).watch(id: id)
     }
 }
 
@@ -87,9 +73,7 @@ enum CaptureEnvironment {
     static var sandboxSettings: SandboxSettings {
         let executable = executable
         return SandboxSettings(registry: registry, resolvConfPath: value("TAPKIT_RESOLV_CONF") ?? "/etc/resolv.conf",
-                               watchdogCommand: { id, directory in
-                                   [executable, "--sandbox-watchdog", id, "--sandbox-registry", directory]
-                               })
+                               watchdogCommand: SandboxWatchdog.command(executable: executable))
     }
 
     static var builtInProfiles: URL? { value("TAPKIT_PROFILES_DIR").map { URL(fileURLWithPath: $0) } }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CaptureEngine
 import Foundation
 import PacketCapture
 import Reports

@@ -1,31 +1,8 @@
+import CaptureEngine
 import Foundation
 import PacketCapture
 import PacketDecoding
 import Reports
-
-/// Anything that lends packets one at a time: an offline or live handle, or a buffered live capture.
-protocol PacketSource {
-    func forEachPacket(limit: Int?, _ body: (CapturedPacket) throws -> Void) throws
-}
-
-extension CaptureHandle: PacketSource {}
-extension BufferedCapture: PacketSource {}
-
-/// The main loop: every packet goes to the consumer; progress shows on a terminal for long reads.
-func runPacketLoop(_ source: some PacketSource, limit: Int?, consumer: inout PacketConsumer) throws {
-    var progress = ProgressReporter(handle: consumer.handle)
-    do {
-        try source.forEachPacket(limit: limit) { packet in
-            try consumer.consume(packet)
-            progress?.tick(packets: packet.index)
-        }
-    } catch {
-        progress?.clear()
-        consumer.finish()
-        throw error
-    }
-    progress?.clear()
-}
 
 /// What happens to each packet: decoded and printed (text or JSON), or written to a pcap file.
 struct PacketConsumer {
@@ -37,7 +14,6 @@ struct PacketConsumer {
     /// -v on a tunnelled packet: said once, because the outer headers are printed without tcpdump's -v details.
     private var toldVerboseTunnels = false
     private var text: TextOutput
-    private(set) var packetsSeen = 0
 
     struct OutputClosed: Error {}
 
@@ -59,7 +35,6 @@ struct PacketConsumer {
     }
 
     mutating func consume(_ packet: CapturedPacket) throws {
-        packetsSeen += 1
         if let writer {
             try writer.write(packet)
             return
@@ -89,7 +64,7 @@ struct PacketConsumer {
 }
 
 /// `\r 42% 1234567 packets` on standard error while a big file is read, when standard error is a terminal.
-struct ProgressReporter {
+struct ProgressReporter: ReadProgress {
     private let handle: CaptureHandle
     private let totalBytes: Int64
     /// None until the first report, which comes at the first tick: a big file always shows where it is.

@@ -102,8 +102,6 @@ enum QuickArguments {
         commandOptions.profile = nil
         commandOptions.profilesDirectory = nil
         commandOptions.noQUIC = false
-        commandOptions.watchdogSandbox = nil
-        commandOptions.watchdogRegistry = nil
         commandOptions.command = []
 
         var command = CaptureCommand()

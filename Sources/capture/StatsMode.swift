@@ -1,7 +1,7 @@
 import ArgumentParser
+import CaptureEngine
 import FlowReassembly
 import Foundation
-import HTTPDecoding
 import PacketCapture
 import PacketDecoding
 import Reports
@@ -17,43 +17,23 @@ private final class StatisticsBox {
 /// HTTP tables; the report is printed when the file ends or the live capture stops (Ctrl-C, -c). With a key log,
 /// TLS is decrypted first, so HTTPS exchanges are in the HTTP tables too.
 func runStatsMode(handle: CaptureHandle, source: SourceOptions, json: Bool, keys: TLSKeySource?) throws {
-    let decoder = try PacketDecoder(linkType: handle.linkType)
+    var options = HTTPEngineOptions()
+    options.limits.bodyKeepBytes = 0
+    options.limits.hashBodies = false  // the tables count sizes; no body hash is shown
+    options.keys = keys
+    options.labelQUIC = false  // QUIC is counted as UDP; its labels are not tabled
+    options.packetLimit = source.count
+    let engine = try HTTPEngine(handle: handle, options: options)
     let box = StatisticsBox(TrafficStatistics())
-    var limits = HTTPDecoderLimits()
-    limits.bodyKeepBytes = 0
-    limits.hashBodies = false  // the tables count sizes; no body hash is shown
-    let tlsLimits = TLSDecryptionLimits(for: keys)
-    // With a key log, TLS inside CONNECT tunnels is decrypted too, as in --http.
-    let takeover = TunnelDecryptor.takeover(keys: keys, limits: tlsLimits) { _ in }
-    let http = HTTPStreamDecoder(limits: limits, takeover: takeover) { event in
-        if case .exchange(let exchange) = event { box.stats.add(exchange) }
-    }
-    /// Counts every packet and feeds TCP through `consumer`; returns the error that ended reading early.
-    func countAndDecode<Consumer: StreamConsumer>(into consumer: inout Consumer,
-                                                  flush: (inout Consumer, Timestamp) -> Void) -> Error? {
-        var reassembler = TCPReassembler()
-        var lastTime: Timestamp?
-        let failure = readPackets(handle: handle, limit: source.count) { packet in
-            let decoded = decoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)
-            box.stats.count(decoded)
-            reassembler.process(decoded, into: &consumer)
-            lastTime = packet.timestamp
+    var failure: Error?
+    do {
+        // One thread: the statistics count packets on the reading thread and exchanges where they are decoded.
+        try engine.run(progress: ProgressReporter(handle: handle), observe: { box.stats.count($0) },
+                       ended: { printLiveStatistics(handle: handle, ended: $0) }, note: { _ in }) { event in
+            if case .http(.exchange(let exchange)) = event { box.stats.add(exchange) }
         }
-        let end = lastTime ?? Timestamp(seconds: 0, nanoseconds: 0)
-        reassembler.finish(at: end, into: &consumer)
-        flush(&consumer, end)
-        return failure
-    }
-    let failure: Error?
-    if let keys {
-        var consumer = TLSDecryptingConsumer(keys: keys, limits: tlsLimits, inner: http) { _ in }
-        failure = countAndDecode(into: &consumer) {
-            $0.finishWaiting(at: $1)
-            $0.inner.flush(at: $1)
-        }
-    } else {
-        var consumer = http
-        failure = countAndDecode(into: &consumer) { $0.flush(at: $1) }
+    } catch {
+        failure = error
     }
     let stats = box.stats
     let text = json ? StatisticsJSONRenderer().render(stats) : StatisticsTextRenderer().render(stats)
@@ -80,30 +60,37 @@ func runFollowMode(handle: CaptureHandle, source: SourceOptions, target: FollowT
     var chosen: Int?
     var lastTime: Timestamp?
     let output = TextOutput(fileDescriptor: STDOUT_FILENO, flushThreshold: 1 << 16)
-    let failure = readPackets(handle: handle, limit: source.count) { packet in
-        lastTime = packet.timestamp
-        let decoded = decoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)
-        guard let segment = decoded.tcp,
-              let index = conversations.countTCP(from: segment.source, to: segment.destination, flags: segment.flags,
-                                                 sequence: segment.sequenceNumber, frameLength: decoded.originalLength,
-                                                 at: decoded.timestamp) else { return }
-        if chosen == nil {
-            switch target {
-            case .index(let wanted) where wanted == index: chosen = index
-            case .ends(let x, let y) where conversations.tcp[index].joins(x, y): chosen = index
-            default: return
+    var progress = ProgressReporter(handle: handle)
+    var failure: Error?
+    do {
+        try PacketReading.run(handle, limit: source.count, progress: &progress,
+                              ended: { printLiveStatistics(handle: handle, ended: $0) }) { packet in
+            lastTime = packet.timestamp
+            let decoded = decoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)
+            guard let segment = decoded.tcp,
+                  let index = conversations.countTCP(from: segment.source, to: segment.destination, flags: segment.flags,
+                                                     sequence: segment.sequenceNumber, frameLength: decoded.originalLength,
+                                                     at: decoded.timestamp) else { return }
+            if chosen == nil {
+                switch target {
+                case .index(let wanted) where wanted == index: chosen = index
+                case .ends(let x, let y) where conversations.tcp[index].joins(x, y): chosen = index
+                default: return
+                }
+                let conversation = conversations.tcp[index]
+                var started = FollowStreamWriter(format: format, node0: conversation.a, node1: conversation.b, output: output)
+                switch target {
+                case .index(let wanted): started.writeHeader(filter: FollowStreamWriter.filter(index: wanted))
+                case .ends(let x, let y): started.writeHeader(filter: FollowStreamWriter.filter(x, y))
+                }
+                writer = started
             }
-            let conversation = conversations.tcp[index]
-            var started = FollowStreamWriter(format: format, node0: conversation.a, node1: conversation.b, output: output)
-            switch target {
-            case .index(let wanted): started.writeHeader(filter: FollowStreamWriter.filter(index: wanted))
-            case .ends(let x, let y): started.writeHeader(filter: FollowStreamWriter.filter(x, y))
-            }
-            writer = started
+            guard index == chosen, writer != nil else { return }
+            reassembler.process(decoded, into: &writer!)
+            if writer!.output.writeFailed { handle.stop() }
         }
-        guard index == chosen, writer != nil else { return }
-        reassembler.process(decoded, into: &writer!)
-        if writer!.output.writeFailed { handle.stop() }
+    } catch {
+        failure = error
     }
     guard var writer else {
         let count = conversations.tcp.count
@@ -120,30 +107,4 @@ func runFollowMode(handle: CaptureHandle, source: SourceOptions, target: FollowT
     reassembler.finish(at: lastTime ?? Timestamp(seconds: 0, nanoseconds: 0), into: &writer)
     writer.writeFooter()
     if let failure { throw failure }
-}
-
-/// Runs `body` over every packet of a file or live capture (with tcpdump's closing counts for live), returning
-/// the error that ended reading early, if any, so what was gathered before it can still be reported.
-private func readPackets(handle: CaptureHandle, limit: Int?, _ body: (CapturedPacket) throws -> Void) -> Error? {
-    var packetsSeen = 0
-    do {
-        if handle.isLive {
-            let buffered = BufferedCapture(handle: handle)
-            defer { printLiveStatistics(handle: handle, captured: packetsSeen, queueDrops: buffered.droppedByQueue) }
-            try buffered.forEachPacket(limit: limit) { packet in
-                packetsSeen += 1
-                try body(packet)
-            }
-        } else {
-            var progress = ProgressReporter(handle: handle)
-            defer { progress?.clear() }
-            try handle.forEachPacket(limit: limit) { packet in
-                try body(packet)
-                progress?.tick(packets: packet.index)
-            }
-        }
-    } catch {
-        return error
-    }
-    return nil
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LinkConditioner
 import Logging
+import Sandbox
 
 @main
 struct Condition: AsyncParsableCommand {
@@ -17,8 +18,14 @@ struct Condition: AsyncParsableCommand {
         version: "condition (TapKit) 0.2.0",
         subcommands: [List.self, Show.self, Apply.self, Off.self, Status.self, Plan.self, Doctor.self, Watchdog.self,
                       RunCommand.self, SandboxesCommand.self, ImportCommand.self, ExportCommand.self,
-                      SandboxWatchdogCommand.self, EngineCommand.self]
+                      EngineCommand.self]
     )
+
+    static func main() async {
+        // The detached watchdog of a sandbox `run` made, started as Sandbox starts it (as `capture -- COMMAND`'s).
+        if SandboxWatchdog.runIfAsked(Array(CommandLine.arguments.dropFirst())) { return }
+        await main(nil)
+    }
 }
 
 struct ProfileOptions: ParsableArguments {

@@ -28,7 +28,7 @@ enum ConditionEnvironment {
     static var sandboxSettings: SandboxSettings {
         let executable = SandboxCLI.executableURL.path
         return SandboxSettings(registry: registry, resolvConfPath: resolvConfPath,
-                               watchdogCommand: { id, directory in [executable, "__sandbox-watchdog", id, directory] })
+                               watchdogCommand: SandboxWatchdog.command(executable: executable))
     }
 }
 

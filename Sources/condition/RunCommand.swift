@@ -109,24 +109,6 @@ struct RunCommand: ParsableCommand {
     }
 }
 
-/// `condition __sandbox-watchdog ID`: started detached by `run`; removes the sandbox if `run` dies without
-/// doing so (SIGKILL). Not for direct use.
-struct SandboxWatchdogCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "__sandbox-watchdog", shouldDisplay: false)
-
-    @Argument var id: String
-    @Argument(help: "The registry directory of the sandbox.") var registryDirectory: String?
-
-    func run() throws {
-        // Started in a session of its own, so no terminal signal reaches it; ignore them anyway.
-        signal(SIGINT, SIG_IGN)
-        signal(SIGHUP, SIG_IGN)
-        let registry = registryDirectory.map { SandboxRegistry(directory: URL(fileURLWithPath: $0)) }
-            ?? ConditionEnvironment.registry
-        SandboxReaper(registry: registry, runner: ProcessRunner()).watch(id: id)
-    }
-}
-
 enum SandboxCLI {
     /// What `run` exits with when the sandbox could not be made (the command never ran); 125 as in
     /// `docker run` / `env`, so it differs from any status the command itself would give.

@@ -7,7 +7,7 @@ import PacketDecoding
 ///
 /// The output keeps the single-threaded order whatever the split: a decoder emits its events while it consumes
 /// the stream event that causes them, the local decoder's events go into the same batch at that point (through
-/// `SinkRoute`), and the worker replays the batch in order, showing them between the worker's own. Connections
+/// `EventRoute`), and the worker replays the batch in order, showing them between the worker's own. Connections
 /// are independent of each other in the decoders; the one thing they share is the per-capture decoded-bytes
 /// budget (`HTTPDecoderLimits.maxDecodedBytesPerCapture`), which each thread's decoder counts on its own.
 struct ConnectionSplitter<Consumer: StreamConsumer>: StreamConsumer {
@@ -39,7 +39,7 @@ struct ConnectionSplitter<Consumer: StreamConsumer>: StreamConsumer {
     /// Calls `body` on the decoder that owns `id`: the local one, the worker's batch, or the returned worker's.
     @inline(__always)
     private mutating func route(_ id: ConnectionID, local body: (inout Consumer) -> Void,
-                                worker record: (inout StreamEventBatch<SinkCall>) -> Void) {
+                                worker record: (inout StreamEventBatch<CaptureEvent>) -> Void) {
         if !decodedHere.isEmpty, decodedHere.contains(id) {  // only ever filled when `local` exists
             body(&local!)
         } else if pipelineRunning {
@@ -99,15 +99,15 @@ struct ConnectionSplitter<Consumer: StreamConsumer>: StreamConsumer {
     }
 }
 
-/// Where the reading thread's own decoder sends its output: into the pipeline's batch while the worker runs
-/// (shown there in order), straight to the sink once the worker has finished and everything is on this thread.
-final class SinkRoute {
-    var pipelineBatch: ((SinkCall) -> Void)?
-    let sink: (SinkCall) -> Void
+/// Where the reading thread's own decoder sends its events: into the pipeline's batch while the worker runs
+/// (emitted there in order), straight to the consumer once the worker has finished and everything is on this thread.
+final class EventRoute {
+    var pipelineBatch: ((CaptureEvent) -> Void)?
+    let sink: (CaptureEvent) -> Void
 
-    init(sink: @escaping (SinkCall) -> Void) { self.sink = sink }
+    init(sink: @escaping (CaptureEvent) -> Void) { self.sink = sink }
 
-    func deliver(_ call: SinkCall) {
+    func deliver(_ call: CaptureEvent) {
         if let pipelineBatch { pipelineBatch(call) } else { sink(call) }
     }
 }

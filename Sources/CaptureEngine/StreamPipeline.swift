@@ -3,7 +3,7 @@ import HTTPDecoding
 import SystemSupport
 import TLS
 
-/// The second core for `--http`: the caller's thread reads, decodes and reassembles packets and records
+/// The second core for the HTTP engine: the caller's thread reads, decodes and reassembles packets and records
 /// reassembly's output into `batch`; a worker thread replays each batch into the layers above (TLS decryption,
 /// HTTP parsing, body decoding and hashing, rendering). Both stages are deterministic and the batches keep
 /// reassembly's order, so the output is byte for byte what one thread would write (CLI tests check this on every
@@ -15,7 +15,7 @@ import TLS
 /// capture's own queue while it waits (the capture thread behind `BufferedCapture` drains the kernel ring).
 final class StreamPipeline<Consumer: StreamConsumer> {
     typealias Policy = StreamPipelinePolicy
-    typealias Batch = StreamEventBatch<SinkCall>
+    typealias Batch = StreamEventBatch<CaptureEvent>
 
     /// What the reader records into; handed over by `packetDone`, `handOver` and `finish`.
     var batch: Batch
@@ -28,7 +28,7 @@ final class StreamPipeline<Consumer: StreamConsumer> {
 
     /// Moves `consumer` to a new worker thread until `finish()` gives it back. `deliver` runs on the worker, in
     /// order with the stream events, for each output the reader made itself and appended to the batch.
-    init(consumer: Consumer, policy: Policy = Policy(), deliver: @escaping (SinkCall) -> Void) throws {
+    init(consumer: Consumer, policy: Policy = Policy(), deliver: @escaping (CaptureEvent) -> Void) throws {
         self.policy = policy
         batch = Batch(eventCapacity: policy.fullEvents, byteCapacity: policy.fullBytes)
         work = BoundedHandoff(capacity: policy.queueDepth)
@@ -93,7 +93,7 @@ final class StreamPipeline<Consumer: StreamConsumer> {
 
 /// What the worker thread does with each batch.
 private protocol BatchReplaying: Sendable {
-    func consume(_ batch: StreamEventBatch<SinkCall>)
+    func consume(_ batch: StreamEventBatch<CaptureEvent>)
 }
 
 /// The worker's side: the consumer and the sink callback, used by the worker thread alone between the
@@ -104,37 +104,39 @@ private protocol BatchReplaying: Sendable {
 /// worker is the only thread that calls `consume` in between.
 private final class WorkerStage<Consumer: StreamConsumer>: BatchReplaying, @unchecked Sendable {
     var consumer: Consumer
-    let deliver: (SinkCall) -> Void
+    let deliver: (CaptureEvent) -> Void
 
-    init(consumer: Consumer, deliver: @escaping (SinkCall) -> Void) {
+    init(consumer: Consumer, deliver: @escaping (CaptureEvent) -> Void) {
         self.consumer = consumer
         self.deliver = deliver
     }
 
-    func consume(_ batch: StreamEventBatch<SinkCall>) {
+    func consume(_ batch: StreamEventBatch<CaptureEvent>) {
         batch.replay(into: &consumer, extra: deliver)
     }
 }
 
 /// When a `StreamPipeline` hands a batch over (see `packetDone`), and how many may wait.
-struct StreamPipelinePolicy {
+public struct StreamPipelinePolicy: Sendable {
     /// Hand over a batch this big whatever the worker is doing.
-    var fullBytes = 256 << 10
-    var fullEvents = 2_048
+    public var fullBytes = 256 << 10
+    public var fullEvents = 2_048
     /// Hand over a batch at least this big when the worker has nothing queued (keeps it busy without waking it
     /// for every packet).
-    var eagerEvents = 64
+    public var eagerEvents = 64
     /// Hand over after every packet that produced something: for input that may pause without telling us
     /// (a pipe on standard input), so what arrived is shown without waiting for more.
-    var everyPacket = false
+    public var everyPacket = false
     /// Batches waiting for the worker at most.
-    var queueDepth = 8
+    public var queueDepth = 8
     /// Batches waiting for the worker that make it count as behind (`ConnectionShare.whenWorkerIsBehind`).
-    var behindBatches = 6
+    public var behindBatches = 6
     /// Which new connections the reading thread decodes itself, when it has a decoder of its own.
-    var share = ConnectionShare.whenWorkerIsBehind
+    public var share = ConnectionShare.whenWorkerIsBehind
 
-    enum ConnectionShare {
+    public init() {}
+
+    public enum ConnectionShare: Sendable {
         /// Those opened while batches wait for the worker: balances the threads on any traffic mix.
         case whenWorkerIsBehind
         /// Every other connection, whatever the load (for tests: the split does not depend on timing).
@@ -142,11 +144,4 @@ struct StreamPipelinePolicy {
         /// None: the worker decodes everything.
         case none
     }
-}
-
-/// One call on the output sink, made on the reading thread (a QUIC label, or an event of a connection the reader
-/// decodes itself) and carried in the batch to be shown in order on the worker.
-enum SinkCall: Sendable {
-    case event(HTTPEvent)
-    case tls(TLSSessionFacts)
 }

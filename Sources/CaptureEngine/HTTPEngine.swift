@@ -1,0 +1,185 @@
+import FlowReassembly
+import HTTP2
+import HTTPDecoding
+import PacketCapture
+import PacketDecoding
+import TLS
+
+/// What the engine emits, in capture order, on one thread: HTTP events (exchanges, WebSocket messages, notices,
+/// warnings) and the TLS facts of each connection the decrypting layer saw.
+public enum CaptureEvent: Sendable, Hashable {
+    case http(HTTPEvent)
+    case tls(TLSSessionFacts)
+}
+
+/// Something the engine noticed about the capture as a whole, for the executable to put into words.
+public enum CaptureNote: Sendable, Equatable {
+    /// `-c` stopped reading after this many packets: exchanges still open then are reported incomplete.
+    case stoppedAtCount(Int)
+    /// `cut` of the `read` packets were cut by the snap length (at most `longestKept` bytes of each kept): HTTP
+    /// messages in them are incomplete or missing.
+    case packetsCut(cut: Int, read: Int, longestKept: Int)
+}
+
+/// What the HTTP engine decodes and how, from the executable's options.
+public struct HTTPEngineOptions {
+    public var limits = HTTPDecoderLimits()
+    /// TLS is decrypted with these keys (also inside CONNECT tunnels); nil leaves TLS encrypted and labelled.
+    public var keys: TLSKeySource?
+    /// Two threads (reassembly on the reading one, decoding on a worker) with this policy; nil for one thread.
+    public var pipeline: StreamPipelinePolicy?
+    /// QUIC Initials on UDP are labelled (`.notice` events); HTTP/3 is not decoded.
+    public var labelQUIC = true
+    /// Stop after this many packets.
+    public var packetLimit: Int?
+    /// Every packet is also saved to this pcap file as it arrives, whatever is shown (`--http -w FILE`).
+    public var savePacketsTo: String?
+
+    public init() {}
+}
+
+/// The capture pipeline from packets to typed events: decode -> TCP reassembly -> (TLS decryption) -> HTTP/1,
+/// with HTTP/2, WebSocket and CONNECT tunnels taken over after HTTP/1 -> `CaptureEvent`s, and QUIC labels from UDP.
+/// One builder (`makeStack`) and one read loop over live and offline sources, used by every mode of `capture`
+/// that decodes HTTP; a second consumer of the events (a live view) or a new protocol plugs in here, not in the
+/// executable.
+public struct HTTPEngine {
+    public let handle: CaptureHandle
+    public let options: HTTPEngineOptions
+    let packetDecoder: PacketDecoder
+
+    /// Fails for a link type the packet decoder cannot read.
+    public init(handle: CaptureHandle, options: HTTPEngineOptions) throws {
+        self.handle = handle
+        self.options = options
+        packetDecoder = try PacketDecoder(linkType: handle.linkType)
+    }
+
+    /// Reads the source to its end and emits what it carries to `events`; connections still open at the end are
+    /// closed (requests still waiting appear with no response). `observe` sees every decoded packet first (the
+    /// statistics count them); `ended` is told how reading ended before the last connections are closed. The
+    /// error that ended reading early is thrown after everything read before it was emitted.
+    public func run<Progress: ReadProgress>(progress: Progress?, observe: ((DecodedPacket) -> Void)? = nil,
+                                            ended: @escaping (ReadingEnded) -> Void,
+                                            note: @escaping (CaptureNote) -> Void,
+                                            events: @escaping (CaptureEvent) -> Void) throws {
+        let loop = ReadLoop(engine: self, observe: observe, ended: ended, note: note, show: events)
+        var progress = progress
+        if let keys = options.keys {
+            // TLS first: decrypted application data reaches the HTTP decoder as if it were cleartext.
+            var consumer = makeStack(keys: keys, events)
+            // A key log read once is only looked up from here on, so both threads can decode connections with it;
+            // a followed one grows as it is re-read, so then every connection stays on the worker.
+            let route = EventRoute(sink: events)
+            try loop.run(consumer: &consumer, local: keys.follows ? nil : (makeStack(keys: keys, route.deliver), route),
+                         progress: &progress) {
+                $0.finishWaiting(at: $1)
+                $0.reportKeyLogWarnings(at: $1)
+                $0.inner.flush(at: $1)
+            }
+        } else {
+            var consumer = makeHTTPDecoder(events)
+            let route = EventRoute(sink: events)
+            try loop.run(consumer: &consumer, local: (makeHTTPDecoder(route.deliver), route), progress: &progress) {
+                $0.flush(at: $1)
+            }
+        }
+    }
+
+    /// HTTP/1 with the HTTP/2 and WebSocket takeovers, and with a key log the TLS inside CONNECT tunnels.
+    func makeHTTPDecoder(_ deliver: @escaping (CaptureEvent) -> Void) -> HTTPStreamDecoder {
+        let takeover = TunnelDecryptor.takeover(keys: options.keys, limits: TLSDecryptionLimits(for: options.keys)) {
+            deliver(.tls($0))
+        }
+        return HTTPStreamDecoder(limits: options.limits, takeover: takeover) { deliver(.http($0)) }
+    }
+
+    /// TLS decryption in front of the HTTP decoder.
+    func makeStack(keys: TLSKeySource,
+                   _ deliver: @escaping (CaptureEvent) -> Void) -> TLSDecryptingConsumer<HTTPStreamDecoder> {
+        TLSDecryptingConsumer(keys: keys, limits: TLSDecryptionLimits(for: keys), inner: makeHTTPDecoder(deliver)) {
+            deliver(.tls($0))
+        }
+    }
+}
+
+/// Reads packets through reassembly into a consumer until the source ends, then closes what is still open.
+private struct ReadLoop {
+    let engine: HTTPEngine
+    let observe: ((DecodedPacket) -> Void)?
+    let ended: (ReadingEnded) -> Void
+    let note: (CaptureNote) -> Void
+    /// Emits events, on the thread that runs the consumer.
+    let show: (CaptureEvent) -> Void
+
+    /// `local`: a second decoder for the reading thread, when connections may be shared between the threads.
+    func run<Consumer: StreamConsumer, Progress: ReadProgress>(
+        consumer: inout Consumer, local: (consumer: Consumer, route: EventRoute)?, progress: inout Progress?,
+        flush: (inout Consumer, Timestamp) -> Void
+    ) throws {
+        let handle = engine.handle, options = engine.options, packetDecoder = engine.packetDecoder
+        var reassembler = TCPReassembler()
+        let writer = try options.savePacketsTo.map { try handle.makeWriter(path: $0) }
+        defer { try? writer?.flush() }
+        var quicLabeler = options.labelQUIC ? QUICLabeler() : nil
+
+        var lastTime: Timestamp?
+        var packetsCut = 0, packetsRead = 0, longestCut = 0
+        func feed<Target: StreamConsumer>(_ packet: CapturedPacket, into target: inout Target) -> ConnectionNotice? {
+            packetsRead += 1
+            writer?.write(packet)
+            lastTime = packet.timestamp
+            if packet.bytes.count < packet.originalLength {
+                packetsCut += 1
+                longestCut = max(longestCut, packet.bytes.count)
+            }
+            let decoded = packetDecoder.decode(packet.bytes, timestamp: packet.timestamp,
+                                               originalLength: packet.originalLength)
+            observe?(decoded)
+            reassembler.process(decoded, into: &target)
+            if let udp = decoded.udp, quicLabeler != nil { return quicLabeler!.inspect(udp, at: packet.timestamp) }
+            return nil
+        }
+        // Two threads: the consumer moves to the pipeline's worker for the loop and comes back before anything
+        // else is emitted, so messages on standard error keep their single-threaded order too.
+        let pipeline = try options.pipeline.map { try StreamPipeline(consumer: consumer, policy: $0, deliver: show) }
+        var splitter = pipeline.map { pipeline in
+            local?.route.pipelineBatch = { pipeline.batch.append(extra: $0) }
+            return ConnectionSplitter(local: local?.consumer, pipeline: pipeline)
+        }
+        var failure: Error?
+        do {
+            try PacketReading.run(handle, limit: options.packetLimit, progress: &progress,
+                                  whenIdle: { pipeline?.handOver() },
+                                  beforeEnd: {
+                                      guard let pipeline else { return }
+                                      local?.route.pipelineBatch = nil
+                                      splitter!.pipelineFinished(remote: pipeline.finish())
+                                  },
+                                  ended: ended) { packet in
+                if let pipeline {
+                    if let label = feed(packet, into: &splitter!) { pipeline.batch.append(extra: .http(.notice(label))) }
+                    pipeline.packetDone()
+                } else {
+                    if let label = feed(packet, into: &consumer) { show(.http(.notice(label))) }
+                }
+            }
+        } catch {
+            failure = error
+        }
+        if let count = options.packetLimit, packetsRead >= count { note(.stoppedAtCount(count)) }
+        let end = lastTime ?? Timestamp(seconds: 0, nanoseconds: 0)
+        if var splitter {
+            // Reassembly closes every connection it still has here, so both decoders are left with none open and
+            // flushing them one after the other cannot reorder anything.
+            reassembler.finish(at: end, into: &splitter)
+            if splitter.local != nil { flush(&splitter.local!, end) }
+            consumer = splitter.remote!
+        } else {
+            reassembler.finish(at: end, into: &consumer)
+        }
+        flush(&consumer, end)
+        if packetsCut > 0 { note(.packetsCut(cut: packetsCut, read: packetsRead, longestKept: longestCut)) }
+        if let failure { throw failure }
+    }
+}
