@@ -71,8 +71,10 @@ final class RealClientLab: @unchecked Sendable {
     }
 
     func stop() {
-        for process in [nginx, echo] where process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
+        // The echo server gets SIGKILL: Foundation starts children with the test runner's blocked signals still
+        // blocked, so Python never sees a SIGTERM (nginx unblocks its own, and needs SIGTERM to stop its worker).
+        for (process, signal) in [(nginx, SIGTERM), (echo, SIGKILL)] where process.isRunning {
+            kill(process.processIdentifier, signal)
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: directory)
