@@ -48,22 +48,23 @@ final class RawPacketSender {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: packet[16..<20]) }
-            return withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(ipv4, packet, packet.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            } == packet.count
+            return send(packet, on: ipv4, to: &address)
         case 6 where packet.count >= 40:
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             withUnsafeMutableBytes(of: &address.sin6_addr) { $0.copyBytes(from: packet[24..<40]) }
-            return withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(ipv6, packet, packet.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            } == packet.count
+            return send(packet, on: ipv6, to: &address)
         default:
             return false
         }
+    }
+
+    /// `sendto` with an IPv4 or IPv6 socket address; true when the whole packet went out.
+    private func send<Address>(_ packet: [UInt8], on socket: Int32, to address: inout Address) -> Bool {
+        withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(socket, packet, packet.count, 0, $0, socklen_t(MemoryLayout<Address>.size))
+            }
+        } == packet.count
     }
 }
