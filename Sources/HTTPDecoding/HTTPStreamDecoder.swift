@@ -32,12 +32,12 @@ public struct HTTPStreamDecoder: StreamConsumer {
     }
 
     public mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
-                                    at time: Timestamp) {
+                                    at time: Timestamp, acknowledged: Int?) {
         guard let connection = connections[id] else { return }
         if let takeover = connection.takeover {
             takeover.consume(direction, bytes, at: time)
         } else {
-            connection.parser(for: direction).consume(bytes, at: time)
+            connection.consume(direction, bytes, at: time, acknowledged: acknowledged)
         }
     }
 
@@ -46,7 +46,7 @@ public struct HTTPStreamDecoder: StreamConsumer {
         if let takeover = connection.takeover {
             takeover.gap(direction, length: length, at: time)
         } else {
-            connection.parser(for: direction).gap(length: length, at: time)
+            connection.gap(direction, length: length, at: time)
         }
     }
 
@@ -129,6 +129,13 @@ final class HTTPConnection: MessageParserDelegate {
     /// The request the response in progress answers (taken when its head arrives).
     private var answering: MessageInProgress?
     private var answeringWithoutRequest = false
+    /// Each direction's offset so far (bytes and gaps), and the end of the response bytes actually seen.
+    private var requestOffset = 0, responseOffset = 0, responseSeenEnd = 0
+    /// After gaps, the ACK numbers say which queued request the next response answers (`GapPairing`).
+    private var responseGap: ResponseGap?
+    private var requestGapSeen = false
+    /// The client sent a request before the previous one's response had arrived (it pipelines).
+    private var clientPipelines = false
     /// 1xx responses past `maxInterimResponses` for the current request, counted for one warning.
     private var droppedInterim = 0
     private var upgrade: String?
@@ -157,6 +164,35 @@ final class HTTPConnection: MessageParserDelegate {
 
     func parser(for direction: StreamDirection) -> HTTPMessageParser {
         direction == .clientToServer ? requestParser : responseParser
+    }
+
+    /// Bytes of one direction; `acknowledged` is how far into the other direction their segment acknowledged.
+    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp,
+                 acknowledged: Int?) {
+        if direction == .clientToServer {
+            requestParser.consume(bytes, at: time, offset: requestOffset, acknowledged: acknowledged)
+            requestOffset += bytes.count
+        } else {
+            responseParser.consume(bytes, at: time, offset: responseOffset, acknowledged: acknowledged)
+            responseOffset += bytes.count
+            responseSeenEnd = responseOffset
+        }
+    }
+
+    /// Bytes of one direction never seen. One past the end of a message is remembered for pairing: it may have
+    /// held whole requests or responses.
+    func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) {
+        let parser = parser(for: direction)
+        if case .pastMessageEnd(let toEnd, let lostWhole) = parser.place(ofGap: length) {
+            if direction == .clientToServer {
+                requestGapSeen = true
+            } else if responseGap == nil {
+                responseGap = ResponseGap(start: responseOffset + (toEnd ?? 0), length: length,
+                                          lostWholeMessages: lostWhole)
+            }
+        }
+        parser.gap(length: length, at: time)
+        if direction == .clientToServer { requestOffset += length } else { responseOffset += length }
     }
 
     /// The direction ended: its parser finishes (a body delimited by the close is complete), and so does what a
@@ -195,15 +231,23 @@ final class HTTPConnection: MessageParserDelegate {
 
     func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int,
                 at time: Timestamp) -> (MessageInProgress, BodyFraming)? {
-        let warnings = parser.pendingWarnings
+        var warnings = parser.pendingWarnings
         parser.pendingWarnings = []
+        var answersNone = false
+        if case .response = head.startLine, answering == nil, responseGap != nil || requestGapSeen {
+            answersNone = !settlePairingAfterGap(responseStart: parser.headOffset,
+                                                 acknowledged: parser.headAcknowledged, warnings: &warnings)
+        }
         // A response never starts before the request it answers, whatever the capture's clock did.
         var start = time
-        if case .response = head.startLine, let request = answering ?? waiting.first, request.start > start {
+        if case .response = head.startLine, !answersNone, let request = answering ?? waiting.first,
+           request.start > start {
             start = request.start
         }
         let message = MessageInProgress(head: head, headSize: headSize, start: start, warnings: warnings + head.anomalies,
                                         limits: limits, budget: budget)
+        message.streamOffset = parser.headOffset
+        message.acknowledged = parser.headAcknowledged
         let headers = head.headers
         let transferCodings = headers.tokens("Transfer-Encoding")
         let chunked = transferCodings.last == "chunked"
@@ -242,6 +286,11 @@ final class HTTPConnection: MessageParserDelegate {
                 responseParser.becomeOpaque()
                 return nil
             }
+            if !clientPipelines, answering != nil || !waiting.isEmpty, let seen = message.acknowledged,
+               seen <= responseSeenEnd {
+                // Sent with an earlier request still unanswered, before anything past the responses seen so far.
+                clientPipelines = true
+            }
             if waiting.count >= limits.maxPendingRequests {
                 let oldest = waiting.removeFirst()
                 oldest.warnings.append("more than \(limits.maxPendingRequests) requests waiting on this connection; reported without a response")
@@ -252,10 +301,13 @@ final class HTTPConnection: MessageParserDelegate {
             return (message, .length(declaredLength ?? 0))
 
         case .response(_, let status, _, _):
-            let request: MessageInProgress? = answering ?? waiting.first
-            if answering == nil, !waiting.isEmpty { answering = waiting.removeFirst() }
+            let request: MessageInProgress? = answersNone ? nil : answering ?? waiting.first
+            if answering == nil, !answersNone, !waiting.isEmpty { answering = waiting.removeFirst() }
             answeringWithoutRequest = request == nil
-            if request == nil {
+            if answersNone {
+                message.warnings.append("response without a captured request: the server had not received the next "
+                                        + "request when it sent this (its ACK number), so its own request was lost in a gap")
+            } else if request == nil {
                 message.warnings.append("response without a captured request")
             }
             let method = request?.method ?? "GET"
@@ -267,6 +319,30 @@ final class HTTPConnection: MessageParserDelegate {
             if let declaredLength { return (message, .length(declaredLength)) }
             return (message, .untilClose)
         }
+    }
+
+    /// A response head after a gap in either direction: reports the queued requests whose responses the gap
+    /// swallowed (`GapPairing` reads the ACK numbers), with `warnings` (the parser's note about the gap, which
+    /// explains them rather than this response). Returns false when the response answers none of the queued
+    /// requests (its own was lost).
+    private func settlePairingAfterGap(responseStart: Int, acknowledged: Int?, warnings: inout [String]) -> Bool {
+        let gap = responseGap
+        responseGap = nil
+        let answer = GapPairing.answer(
+            queued: waiting.count, start: { waiting[$0].streamOffset }, acknowledged: { waiting[$0].acknowledged },
+            responseStart: responseStart, responseAcknowledged: acknowledged, gap: gap,
+            requestGapSeen: requestGapSeen, clientPipelines: clientPipelines)
+        guard case .request(let lost) = answer else { return waiting.isEmpty }
+        guard lost > 0, let gap else { return true }
+        for index in 0..<lost {
+            let request = waiting.removeFirst()
+            if index == 0 { request.warnings += warnings }
+            request.warnings.append("no response: lost in the gap of \(gap.length) bytes in the response stream "
+                                    + "(the ACK numbers pair the next response with a later request)")
+            emit(request: request, response: nil)
+        }
+        warnings = []
+        return true
     }
 
     /// Content-Length oddities, each named: several fields, leading zeros, signs, overflow, conflicts.
