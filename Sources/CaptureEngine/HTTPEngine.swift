@@ -157,7 +157,10 @@ private struct ReadLoop {
         var failure: Error?
         do {
             try PacketReading.run(handle, limit: options.packetLimit, progress: &progress,
-                                  whenIdle: { pipeline?.handOver() },
+                                  whenIdle: {
+                                      // Two threads: the worker owns the consumer; what is batched goes to it.
+                                      if let pipeline { pipeline.handOver() } else { consumer.idle() }
+                                  },
                                   beforeEnd: {
                                       guard let pipeline else { return }
                                       local?.route.pipelineBatch = nil
