@@ -159,8 +159,14 @@ private struct ReadLoop {
         do {
             try PacketReading.run(handle, limit: options.packetLimit, progress: &progress,
                                   whenIdle: {
-                                      // Two threads: the worker owns the consumer; what is batched goes to it.
-                                      if let pipeline { pipeline.handOver() } else { consumer.idle() }
+                                      // Two threads: the worker owns the consumer; the quiet time reaches it
+                                      // in order with what is batched.
+                                      if let pipeline {
+                                          pipeline.batch.idle()
+                                          pipeline.handOver()
+                                      } else {
+                                          consumer.idle()
+                                      }
                                   },
                                   beforeEnd: {
                                       guard let pipeline else { return }
