@@ -128,7 +128,8 @@ public struct Conditioner: Sendable {
 
     /// Turns off every profile in this namespace whose user-space engine is gone, restoring its interface (its
     /// nftables table and queue rules would otherwise stay, and htb and nftables loss with them); returns those
-    /// records. The CLI runs it first in `apply`, `status` and `off`, so the next command puts things right.
+    /// records. The CLI runs it first in `apply` and `status` (`off` restores its own interface anyway), so the next
+    /// command puts things right.
     public func restoreStoppedEngines() -> [ConditionState] {
         store.all().filter(engineStopped).compactMap { found in
             try? store.withLock(found.interface) { () -> ConditionState? in

@@ -53,9 +53,6 @@ struct EngineCommand: ParsableCommand {
             let supervisor = getppid()
             let orphaned = try runEngine(device, store: store, supervisor: supervisor)
             guard orphaned, let state = try? store.load(device), state.engineID == id else { return }
-            writeReport(EngineReport(pid: supervisor, worker: getpid(),
-                                     error: "the engine's supervisor (pid \(supervisor)) was killed; the profile was turned off"),
-                        device, store)
             _ = try? Conditioner(runner: ProcessRunner(), store: store, inInitialNamespace: false).off(device)
             return
         }
