@@ -2,6 +2,7 @@ import BodyDecoding
 import FlowReassembly
 import HTTPModel
 import PacketDecoding
+import TLSWire
 
 /// Turns reassembled TCP streams into paired HTTP/1.x exchanges. Plug it into reassembly as its
 /// `StreamConsumer`; every exchange is handed to `onEvent` as soon as its response completes, requests that never
@@ -171,7 +172,7 @@ final class HTTPConnection: MessageParserDelegate {
     // MARK: MessageParserDelegate
 
     func parser(_ parser: HTTPMessageParser, sniffFirstBytes bytes: ArraySlice<UInt8>, at time: Timestamp) -> Bool? {
-        guard let isTLS = TLSClientHello.looksLikeTLS(bytes) else { return nil }
+        guard let isTLS = TLSRecordHeader.startsTLS(bytes) else { return nil }
         guard isTLS else { return sniffUnrecognizedStart(bytes, at: time) }
         switch TLSClientHello.parse(Array(bytes)) {
         case .needMore:
