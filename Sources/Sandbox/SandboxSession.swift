@@ -96,15 +96,17 @@ public struct SandboxSession {
         }
         let options = SpawnOptions(stdin: .null, stdout: request.printHTTP ? .inherit : .null, grouping: .newProcessGroup)
         let pids = [try ProcessSpawner.spawn(arguments, options: options).pid]
-        if let file = request.captureFile {
-            // The file appears once the handle is live; wait for it so the command's first packets are in it.
-            let deadline = Date().addingTimeInterval(5)
-            while !FileManager.default.fileExists(atPath: file), Date() < deadline { usleep(20_000) }
-            if !FileManager.default.fileExists(atPath: file) {
-                log("warning: capture has not created \(file) yet; the first packets may be missing")
-            }
-        } else {
-            usleep(300_000)
+        // The command starts once the capture's packet socket is bound to the host end (the kernel queues every
+        // packet for it from then on) and its file, if any, exists: none of the command's first packets is missed,
+        // however long the capture takes to start on a busy machine.
+        let deadline = Date().addingTimeInterval(10)
+        func ready() -> Bool {
+            Self.packetSocketBound(to: sandbox.identity.hostInterface)
+                && request.captureFile.map { FileManager.default.fileExists(atPath: $0) } ?? true
+        }
+        while !ready(), Date() < deadline, kill(pids[0], 0) == 0 { usleep(10_000) }
+        if !ready() && kill(pids[0], 0) == 0 {
+            log("warning: capture is not capturing on \(sandbox.identity.hostInterface) after 10 s; the command's first packets may be missing")
         }
         for pid in pids {
             var status: Int32 = 0
@@ -114,6 +116,17 @@ public struct SandboxSession {
             }
         }
         return pids.filter { kill($0, 0) == 0 }
+    }
+
+    /// Whether a packet socket (a capture) is bound to `interface`: /proc/net/packet lists each with its interface
+    /// index.
+    static func packetSocketBound(to interface: String) -> Bool {
+        let index = if_nametoindex(interface)
+        guard index != 0, let table = try? String(contentsOfFile: "/proc/net/packet", encoding: .utf8) else { return false }
+        return table.split(separator: "\n").dropFirst().contains { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            return fields.count > 4 && UInt32(fields[4]) == index
+        }
     }
 
     /// Stops captures gently (SIGINT lets them flush), then removes the sandbox.
