@@ -94,39 +94,31 @@ public struct SandboxSession {
             try? FileManager.default.removeItem(atPath: file)
             arguments += ["-w", file]
         }
+        // The command starts once the capture says it is capturing (it creates the ready file when its handle is
+        // live): none of the command's first packets is missed, however long the capture takes to start on a busy
+        // machine.
+        let ready = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-ready-\(sandbox.identity.id)").path
+        unlink(ready)
+        defer { unlink(ready) }
+        arguments += ["--ready-file", ready]
         let options = SpawnOptions(stdin: .null, stdout: request.printHTTP ? .inherit : .null, grouping: .newProcessGroup)
-        let pids = [try ProcessSpawner.spawn(arguments, options: options).pid]
-        // The command starts once the capture's packet socket is bound to the host end (the kernel queues every
-        // packet for it from then on) and its file, if any, exists: none of the command's first packets is missed,
-        // however long the capture takes to start on a busy machine.
+        let pid = try ProcessSpawner.spawn(arguments, options: options).pid
         let deadline = Date().addingTimeInterval(10)
-        func ready() -> Bool {
-            Self.packetSocketBound(to: sandbox.identity.hostInterface)
-                && request.captureFile.map { FileManager.default.fileExists(atPath: $0) } ?? true
-        }
-        while !ready(), Date() < deadline, kill(pids[0], 0) == 0 { usleep(10_000) }
-        if !ready() && kill(pids[0], 0) == 0 {
-            log("warning: capture is not capturing on \(sandbox.identity.hostInterface) after 10 s; the command's first packets may be missing")
-        }
-        for pid in pids {
-            var status: Int32 = 0
+        var status: Int32 = 0
+        while !FileManager.default.fileExists(atPath: ready) {
             if waitpid(pid, &status, WNOHANG) == pid {
                 log("warning: capture (pid \(pid)) stopped at once with status \(ExitStatus(waitStatus: status).shellCode); "
                     + "see its message above. The command runs anyway.")
+                return []
             }
+            if Date() >= deadline {
+                log("warning: capture is not capturing on \(sandbox.identity.hostInterface) after 10 s; "
+                    + "the command's first packets may be missing")
+                break
+            }
+            usleep(10_000)
         }
-        return pids.filter { kill($0, 0) == 0 }
-    }
-
-    /// Whether a packet socket (a capture) is bound to `interface`: /proc/net/packet lists each with its interface
-    /// index.
-    static func packetSocketBound(to interface: String) -> Bool {
-        let index = if_nametoindex(interface)
-        guard index != 0, let table = try? String(contentsOfFile: "/proc/net/packet", encoding: .utf8) else { return false }
-        return table.split(separator: "\n").dropFirst().contains { line in
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            return fields.count > 4 && UInt32(fields[4]) == index
-        }
+        return [pid]
     }
 
     /// Stops captures gently (SIGINT lets them flush), then removes the sandbox.

@@ -143,7 +143,8 @@ final class RealClientLab: @unchecked Sendable {
         var description: String { name }
     }
 
-    static let clients: [Client] = [
+    static let clients: [Client] = ProcessInfo.processInfo.environment["TKR_ONLY"].map { only in allClients.filter { $0.name == only } } ?? allClients
+    static let allClients: [Client] = [
         Client(name: "chromium-h1", program: "chromium"), Client(name: "chromium-h2", program: "chromium"),
         Client(name: "node-fetch", program: "node"), Client(name: "node-https", program: "node"),
         Client(name: "python-requests", program: "python3"), Client(name: "python-httpx-h2", program: "python3"),
