@@ -143,7 +143,9 @@ final class RealClientLab: @unchecked Sendable {
         var description: String { name }
     }
 
-    static let clients: [Client] = ProcessInfo.processInfo.environment["TKR_ONLY"].map { only in allClients.filter { $0.name == only } } ?? allClients
+    /// Every client, or the one TAPKIT_REAL_CLIENT names (for runs by hand, with TAPKIT_REAL_CLIENT_RUNS).
+    static let clients: [Client] = ProcessInfo.processInfo.environment["TAPKIT_REAL_CLIENT"]
+        .map { name in allClients.filter { $0.name == name } } ?? allClients
     static let allClients: [Client] = [
         Client(name: "chromium-h1", program: "chromium"), Client(name: "chromium-h2", program: "chromium"),
         Client(name: "node-fetch", program: "node"), Client(name: "node-https", program: "node"),
