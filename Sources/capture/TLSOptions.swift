@@ -23,7 +23,7 @@ struct TLSOptions: ParsableArguments {
     func openKeySource(live: Bool, readFile: String?) throws -> TLSKeySource? {
         var embedded: TLSKeyLog?
         if let readFile, readFile != "-" {
-            var warnings: [String] = []
+            var warnings: [PcapngSecrets.Warning] = []
             embedded = PcapngSecrets.read(path: readFile, warnings: &warnings)
             for warning in warnings.prefix(20) { printError("\(readFile): \(warning)") }
         }
