@@ -1,4 +1,4 @@
-import HTTPDecoding
+import HTTPModel
 
 /// RFC 9113 section 4.1 frame header, validated for length only; types and flags are the caller's to judge.
 public struct FrameHeader: Sendable, Hashable {

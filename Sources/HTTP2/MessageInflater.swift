@@ -1,5 +1,5 @@
 internal import CCompression
-import HTTPDecoding
+import HTTPModel
 
 /// permessage-deflate (RFC 7692) for one direction of a WebSocket: raw deflate, each message's compressed bytes
 /// followed by the 0x00 0x00 0xff 0xff tail the sender removed. With context takeover the window carries over

@@ -1,4 +1,6 @@
+import BodyDecoding
 import FlowReassembly
+import HTTPModel
 import PacketDecoding
 
 /// A decoder for what a connection carries once it is no longer HTTP/1.x: HTTP/2 (prior knowledge, h2c

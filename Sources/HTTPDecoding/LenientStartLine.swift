@@ -1,3 +1,5 @@
+import HTTPModel
+
 /// Reads start lines the way RFC 9112 tells a recipient it may and the way Zeek, libhtp and browsers do: odd
 /// lines are read, not dropped, and every oddity is named in a warning (an anomaly) on the message.
 ///

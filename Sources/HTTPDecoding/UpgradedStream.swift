@@ -1,4 +1,5 @@
 import FlowReassembly
+import HTTPModel
 import PacketDecoding
 
 /// Takes a connection's bytes once HTTP/1 has handed it over: after a `101 Switching Protocols` or a 2xx answer

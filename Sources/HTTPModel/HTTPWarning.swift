@@ -156,7 +156,7 @@ public enum HTTP2FrameTrouble: Sendable, Hashable {
 
 extension StreamEndReason {
     /// A body delimited by the connection's close is whole only after a FIN.
-    var isOrderly: Bool { self == .fin }
+    package var isOrderly: Bool { self == .fin }
 }
 
 extension Array where Element == HTTPWarning {
