@@ -2,6 +2,7 @@ import FlowReassembly
 import HTTPDecoding
 import HTTPModel
 import PacketDecoding
+import TLSWire
 
 /// Decodes one HTTP/2 connection (RFC 9113) from both directions' bytes: frames, HPACK per direction, and
 /// every stream as an `HTTPExchange` (request and response, bodies de-framed and content-decoded, trailers,
@@ -105,7 +106,7 @@ final class HTTP2Connection: ConnectionTakeover {
         lost[side] = true
         let who = direction == .clientToServer ? "client" : "server"
         for stream in streams.values.sorted(by: { $0.id < $1.id }) where !stream.side(direction).ended {
-            stream.warnings.append("\(length) bytes from the \(who) were never captured; the rest of its HTTP/2 frames on this connection were not decoded")
+            stream.warnings.append(.http2BytesNeverCaptured(length: length, from: direction))
             stream.side(direction).body?.gap(length: length)
         }
         warnConnection("\(length) bytes from the \(who) were never captured: HTTP/2 frame boundaries lost, the \(who)'s later frames are not decoded")
@@ -139,7 +140,7 @@ final class HTTP2Connection: ConnectionTakeover {
             if header.type == FrameType.headers || header.type == FrameType.pushPromise || header.type == FrameType.continuation {
                 headerDecoders[index(direction)].markTableUnknown()
             }
-            streams[header.streamID]?.warnings.append("frame skipped: \(reason)")
+            streams[header.streamID]?.warnings.append(.http2FrameSkipped(reason))
             warnOnce("skip-\(header.type)", "HTTP/2 frame skipped: \(reason)")
         case .data(let header, let bytes, let last):
             data(header, bytes, last: last, from: direction, at: time)
@@ -167,35 +168,37 @@ final class HTTP2Connection: ConnectionTakeover {
         if let pending = pendingBlocks[side], header.type != FrameType.continuation || header.streamID != pending.streamID {
             pendingBlocks[side] = nil
             headerDecoders[side].markTableUnknown()
-            streams[pending.streamID]?.warnings.append("header block not finished by CONTINUATION frames; dropped")
+            streams[pending.streamID]?.warnings.append(.http2HeaderBlockUnfinished)
         }
         switch header.type {
         case FrameType.headers:
             guard header.streamID != 0 else { return }
             var offset = 0, end = payload.count
             if header.has(FrameType.padded) {
-                guard payload.count >= 1 else { return malformed(header, "HEADERS padded but empty", direction) }
+                guard payload.count >= 1 else { return malformed(header, .headersPaddedButEmpty, direction) }
                 end -= Int(payload[0])
                 offset = 1
             }
             if header.has(FrameType.priorityFlag) { offset += 5 }
-            guard offset <= end else { return malformed(header, "HEADERS padding or priority longer than the frame", direction) }
+            guard offset <= end else { return malformed(header, .headersPaddingOrPriorityTooLong, direction) }
             startBlock(PendingBlock(streamID: header.streamID, bytes: [], endStream: header.has(FrameType.endStream)),
                        fragment: payload, offset, end, endHeaders: header.has(FrameType.endHeaders), from: direction, at: time)
         case FrameType.pushPromise:
             var offset = 0, end = payload.count
             if header.has(FrameType.padded) {
-                guard payload.count >= 1 else { return malformed(header, "PUSH_PROMISE padded but empty", direction) }
+                guard payload.count >= 1 else { return malformed(header, .pushPromisePaddedButEmpty, direction) }
                 end -= Int(payload[0])
                 offset = 1
             }
-            guard end - offset >= 4 else { return malformed(header, "PUSH_PROMISE shorter than its promised stream id", direction) }
-            let promised = readUInt32(payload, offset) & 0x7fff_ffff
+            guard end - offset >= 4 else { return malformed(header, .pushPromiseTooShort, direction) }
+            var cursor = ByteCursor(payload)
+            cursor.offset = offset
+            let promised = cursor.u32()! & 0x7fff_ffff  // four bytes are there (checked above)
             startBlock(PendingBlock(streamID: header.streamID, bytes: [], endStream: false, promised: promised),
                        fragment: payload, offset + 4, end, endHeaders: header.has(FrameType.endHeaders), from: direction, at: time)
         case FrameType.continuation:
             guard var pending = pendingBlocks[side] else {
-                return malformed(header, "CONTINUATION without a header block in progress", direction)
+                return malformed(header, .continuationWithoutHeaderBlock, direction)
             }
             appendFragment(&pending, payload, 0, payload.count)
             if header.has(FrameType.endHeaders) {
@@ -205,26 +208,23 @@ final class HTTP2Connection: ConnectionTakeover {
                 pendingBlocks[side] = pending
             }
         case FrameType.rstStream:
-            guard payload.count == 4, let stream = streams[header.streamID] else { return }
-            let code = readUInt32(payload, 0)
+            var cursor = ByteCursor(payload)
+            guard payload.count == 4, let code = cursor.u32(), let stream = streams[header.streamID] else { return }
             stream.outcome = .reset(sender: direction, code: code, codeName: HTTP2ErrorCode.name(code))
             stream.side(direction).end = time
             report(stream)
             streams[stream.id] = nil
         case FrameType.settings:
             guard !header.has(FrameType.ack), header.streamID == 0 else { return }
-            var offset = 0
-            while offset + 6 <= payload.count {
-                let identifier = UInt16(payload[offset]) << 8 | UInt16(payload[offset + 1])
-                let value = readUInt32(payload, offset + 2)
+            var cursor = ByteCursor(payload)
+            while let identifier = cursor.u16(), let value = cursor.u32() {
                 // SETTINGS_HEADER_TABLE_SIZE bounds the table of the OTHER side's encoder.
                 if identifier == 0x1 { headerDecoders[1 - side].peerAllowsTable(bytes: Int(value)) }
-                offset += 6
             }
         case FrameType.goaway:
-            guard payload.count >= 8 else { return }
-            let last = readUInt32(payload, 0) & 0x7fff_ffff
-            let code = readUInt32(payload, 4)
+            var cursor = ByteCursor(payload)
+            guard let lastField = cursor.u32(), let code = cursor.u32() else { return }
+            let last = lastField & 0x7fff_ffff
             goaway = (direction, code, last)
             if code != 0 {
                 let debug = String(decoding: UnsafeRawBufferPointer(rebasing: payload[8...]).prefix(200), as: UTF8.self)
@@ -235,9 +235,9 @@ final class HTTP2Connection: ConnectionTakeover {
         }
     }
 
-    private func malformed(_ header: FrameHeader, _ reason: String, _ direction: StreamDirection) {
+    private func malformed(_ header: FrameHeader, _ reason: HTTP2FrameTrouble, _ direction: StreamDirection) {
         headerDecoders[index(direction)].markTableUnknown()
-        streams[header.streamID]?.warnings.append("malformed frame: \(reason)")
+        streams[header.streamID]?.warnings.append(.http2MalformedFrame(reason))
         warnOnce("malformed-\(header.type)", "HTTP/2: \(reason) (stream \(header.streamID))")
     }
 
@@ -269,7 +269,7 @@ final class HTTP2Connection: ConnectionTakeover {
         if block.promised != nil { stream.promisedOn = block.streamID }
         if block.tooLarge {
             headerDecoders[side].markTableUnknown()
-            stream.warnings.append("header block over the \(limits.maxHeaderBlockBytes)-byte limit; not decoded")
+            stream.warnings.append(.http2HeaderBlockOverLimit(limit: limits.maxHeaderBlockBytes))
             warnOnce("block-limit", "HTTP/2 header block over the \(limits.maxHeaderBlockBytes)-byte limit; header table now unknown")
             if block.endStream { endSide(stream, direction, at: time) }
             return
@@ -278,7 +278,7 @@ final class HTTP2Connection: ConnectionTakeover {
         if headerDecoders[side].tableUnknown { stream.headerTableUnknown = true }
         if let failure = decoded.failure { stream.warnings.append(failure) }
         if decoded.unknownFields > 0 {
-            stream.warnings.append("\(decoded.unknownFields) header field\(decoded.unknownFields == 1 ? "" : "s") referred to HPACK table entries from before the capture; not shown")
+            stream.warnings.append(.hpackEntriesFromBeforeCapture(fields: decoded.unknownFields))
         }
         let fields = decoded.fields
         if block.promised != nil {
@@ -334,13 +334,13 @@ final class HTTP2Connection: ConnectionTakeover {
         }
         if streams.count >= limits.maxOpenStreams, let oldest = streams.keys.min(), let evicted = streams.removeValue(forKey: oldest) {
             evicted.outcome = .unfinished
-            evicted.warnings.append("more than \(limits.maxOpenStreams) streams open on this connection; reported before it ended")
+            evicted.warnings.append(.http2TooManyStreams(limit: limits.maxOpenStreams))
             warnOnce("streams", "HTTP/2: more than \(limits.maxOpenStreams) streams open on one connection; the oldest are reported early")
             report(evicted)
         }
         let stream = HTTP2Stream(id: id)
         if !creating {
-            stream.warnings.append("DATA on a stream whose headers were not captured")
+            stream.warnings.append(.http2DataWithoutHeaders)
             stream.headerTableUnknown = true
         }
         streams[id] = stream
@@ -388,7 +388,7 @@ final class HTTP2Connection: ConnectionTakeover {
             complete = false
         }
         if stream.headerTableUnknown { complete = false }
-        if let text = HTTP2StreamFacts(streamID: stream.id, outcome: stream.outcome).outcomeText { warnings.append(text) }
+        if stream.outcome != .complete { warnings.append(.http2StreamEnded(stream.outcome)) }
         var exchange = HTTPExchange(connection: context.connection, client: context.client, server: context.server,
                                     request: request, response: response, complete: complete, warnings: warnings,
                                     upgrade: nil)
@@ -421,10 +421,6 @@ final class HTTP2Connection: ConnectionTakeover {
         guard warnedLimits.insert(key).inserted else { return }
         warnConnection(message)
     }
-}
-
-private func readUInt32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
-    UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
 }
 
 /// RFC 9113 section 7 error codes by name.

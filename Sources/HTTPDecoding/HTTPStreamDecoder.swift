@@ -2,6 +2,7 @@ import BodyDecoding
 import FlowReassembly
 import HTTPModel
 import PacketDecoding
+import TLSWire
 
 /// Turns reassembled TCP streams into paired HTTP/1.x exchanges. Plug it into reassembly as its
 /// `StreamConsumer`; every exchange is handed to `onEvent` as soon as its response completes, requests that never
@@ -100,18 +101,6 @@ final class EventSink {
     init(_ emit: @escaping (HTTPEvent) -> Void) { self.emit = emit }
 }
 
-extension StreamEndReason {
-    var describedForWarnings: StreamEndReasonText {
-        switch self {
-        case .fin: return StreamEndReasonText(text: "closed", isOrderly: true)
-        case .reset: return StreamEndReasonText(text: "was reset", isOrderly: false)
-        case .idleTimeout: return StreamEndReasonText(text: "went idle past the timeout", isOrderly: false)
-        case .evicted: return StreamEndReasonText(text: "was dropped to stay within memory limits", isOrderly: false)
-        case .captureEnded: return StreamEndReasonText(text: "was still open when the capture ended", isOrderly: false)
-        }
-    }
-}
-
 /// One TCP connection: a parser per direction and the FIFO of requests waiting for their responses.
 final class HTTPConnection: MessageParserDelegate {
     let id: ConnectionID
@@ -200,14 +189,14 @@ final class HTTPConnection: MessageParserDelegate {
     /// The direction ended: its parser finishes (a body delimited by the close is complete), and so does what a
     /// tunnel carries (its decoder hears of the end too).
     func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) {
-        parser(for: direction).end(reason: reason.describedForWarnings, at: time)
+        parser(for: direction).end(reason: reason, at: time)
         upgraded?.ended(direction, reason: reason, at: time)
     }
 
     // MARK: MessageParserDelegate
 
     func parser(_ parser: HTTPMessageParser, sniffFirstBytes bytes: ArraySlice<UInt8>, at time: Timestamp) -> Bool? {
-        guard let isTLS = TLSClientHello.looksLikeTLS(bytes) else { return nil }
+        guard let isTLS = TLSRecordHeader.startsTLS(bytes) else { return nil }
         guard isTLS else { return sniffUnrecognizedStart(bytes, at: time) }
         switch TLSClientHello.parse(Array(bytes)) {
         case .needMore:
@@ -271,11 +260,9 @@ final class HTTPConnection: MessageParserDelegate {
             hasLength = !lengthValues.isEmpty
         }
         if !transferCodings.isEmpty && hasLength {
-            message.warnings.append("both Transfer-Encoding and Content-Length: a request smuggling vector (RFC 9112 "
-                                    + "section 6.1); Content-Length ignored")
+            message.warnings.append(.transferEncodingWithContentLength)
         } else if !transferCodings.isEmpty && !chunked, case .request = head.startLine {
-            message.warnings.append("Transfer-Encoding \"\(transferCodings.joined(separator: ", "))\" does not end "
-                                    + "with chunked: body length unknown (RFC 9112 section 6.3)")
+            message.warnings.append(.transferEncodingNotEndingInChunked(transferCodings))
         }
         if !chunked && hasLength && declaredLength == nil {
             message.complete = false
@@ -295,7 +282,7 @@ final class HTTPConnection: MessageParserDelegate {
             }
             if waiting.count >= limits.maxPendingRequests {
                 let oldest = waiting.removeFirst()
-                oldest.warnings.append("more than \(limits.maxPendingRequests) requests waiting on this connection; reported without a response")
+                oldest.warnings.append(.tooManyPendingRequests(limit: limits.maxPendingRequests))
                 emit(request: oldest, response: nil)
             }
             waiting.append(message)
@@ -307,10 +294,9 @@ final class HTTPConnection: MessageParserDelegate {
             if answering == nil, !answersNone, !waiting.isEmpty { answering = waiting.removeFirst() }
             answeringWithoutRequest = request == nil
             if answersNone {
-                message.warnings.append("response without a captured request: the server had not received the next "
-                                        + "request when it sent this (its ACK number), so its own request was lost in a gap")
+                message.warnings.append(.responseToLostRequest)
             } else if request == nil {
-                message.warnings.append("response without a captured request")
+                message.warnings.append(.responseWithoutRequest)
             }
             let method = request?.method ?? "GET"
             // Without a numeric status (`2XX`, HTTP/0.9) the response is framed as a final one with a body.
@@ -327,7 +313,7 @@ final class HTTPConnection: MessageParserDelegate {
     /// swallowed (`GapPairing` reads the ACK numbers), with `warnings` (the parser's note about the gap, which
     /// explains them rather than this response). Returns false when the response answers none of the queued
     /// requests (its own was lost).
-    private func settlePairingAfterGap(responseStart: Int, acknowledged: Int?, warnings: inout [String]) -> Bool {
+    private func settlePairingAfterGap(responseStart: Int, acknowledged: Int?, warnings: inout [HTTPWarning]) -> Bool {
         let gap = responseGap
         responseGap = nil
         let answer = GapPairing.answer(
@@ -339,8 +325,7 @@ final class HTTPConnection: MessageParserDelegate {
         for index in 0..<lost {
             let request = waiting.removeFirst()
             if index == 0 { request.warnings += warnings }
-            request.warnings.append("no response: lost in the gap of \(gap.length) bytes in the response stream "
-                                    + "(the ACK numbers pair the next response with a later request)")
+            request.warnings.append(.responseLostInGap(length: gap.length))
             emit(request: request, response: nil)
         }
         warnings = []
@@ -348,23 +333,22 @@ final class HTTPConnection: MessageParserDelegate {
     }
 
     /// Content-Length oddities, each named: several fields, leading zeros, signs, overflow, conflicts.
-    static func lengthAnomalies(_ values: [String], declared: Int?) -> [String] {
+    static func lengthAnomalies(_ values: [String], declared: Int?) -> [HTTPWarning] {
         guard !values.isEmpty else { return [] }
-        var notes: [String] = []
-        let shown = values.joined(separator: ", ")
-        if values.count > 1 && declared != nil { notes.append("duplicate Content-Length (\(shown))") }
+        var notes: [HTTPWarning] = []
+        if values.count > 1 && declared != nil { notes.append(.duplicateContentLength(values)) }
         if declared == nil {
             if Set(values).count > 1 {
-                notes.append("conflicting Content-Length values (\(shown))")
+                notes.append(.conflictingContentLength(values))
             } else if let only = values.first, only.hasPrefix("-") {
-                notes.append("negative Content-Length \"\(only)\"")
+                notes.append(.negativeContentLength(only))
             } else if let only = values.first, !only.isEmpty, only.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                notes.append("Content-Length \"\(only)\" too large")
+                notes.append(.contentLengthTooLarge(only))
             } else {
-                notes.append("invalid Content-Length \"\(shown)\"")
+                notes.append(.invalidContentLength(values))
             }
         } else if let only = values.first, only.count > 1, only.hasPrefix("0") {
-            notes.append("Content-Length with leading zeros \"\(only)\"")
+            notes.append(.contentLengthWithLeadingZeros(only))
         }
         return notes
     }
@@ -436,7 +420,7 @@ final class HTTPConnection: MessageParserDelegate {
         }
     }
 
-    func parser(_ parser: HTTPMessageParser, problem: String, at time: Timestamp) {
+    func parser(_ parser: HTTPMessageParser, problem: HTTPWarning, at time: Timestamp) {
         // Trouble before any HTTP was seen means this is probably not HTTP: say nothing.
         guard parser.messagesParsed > 0 || !waiting.isEmpty else { return }
         parser.pendingWarnings.append(problem)
@@ -476,22 +460,22 @@ final class HTTPConnection: MessageParserDelegate {
         }
         if let answering {
             self.answering = nil
-            answering.warnings.append("no response before the connection ended")
+            answering.warnings.append(.noResponseBeforeEnd)
             emit(request: answering, response: nil)
         }
         for request in waiting {
-            request.warnings.append("no response before the connection ended")
+            request.warnings.append(.noResponseBeforeEnd)
             emit(request: request, response: nil)
         }
         waiting.removeAll()
     }
 
     /// At most `maxWarningsPerMessage` warnings per message side, plus one that counts the rest.
-    private func capped(_ warnings: [String]) -> [String] {
+    private func capped(_ warnings: [HTTPWarning]) -> [HTTPWarning] {
         let limit = max(1, limits.maxWarningsPerMessage) * 2
         guard warnings.count > limit else { return warnings }
         return Array(warnings.prefix(limit - 1))
-            + ["\(warnings.count - limit + 1) more warnings not shown (HTTPDecoderLimits.maxWarningsPerMessage)"]
+            + [.moreWarningsNotShown(warnings.count - limit + 1)]
     }
 
     private func notice(_ kind: ConnectionNotice.Kind, at time: Timestamp) {
@@ -533,12 +517,12 @@ final class HTTPConnection: MessageParserDelegate {
     }
 
     private func makeExchange(request: MessageInProgress?, response: MessageInProgress?) -> HTTPExchange {
-        var warnings: [String] = []
+        var warnings: [HTTPWarning] = []
         var complete = request != nil && response != nil
         var httpRequest: HTTPRequest?
         if let request, case .request(let method, let uri, let version) = request.head.startLine {
             if !request.finished {
-                request.warnings.append("response arrived before the request body was complete")
+                request.warnings.append(.responseBeforeRequestBodyComplete)
                 request.complete = false
             }
             let body = request.finishedBody()
@@ -557,8 +541,8 @@ final class HTTPConnection: MessageParserDelegate {
             var headers = response.head.headers
             if !trailers.isEmpty { headers.append(contentsOf: trailers.removeValue(forKey: ObjectIdentifier(response)) ?? []) }
             if droppedInterim > 0 {
-                warnings.append("\(interim.count + droppedInterim) interim (1xx) responses; only the first "
-                                + "\(limits.maxInterimResponses) kept (HTTPDecoderLimits.maxInterimResponses)")
+                warnings.append(.interimResponsesDropped(total: interim.count + droppedInterim,
+                                                         kept: limits.maxInterimResponses))
             }
             httpResponse = HTTPResponse(status: status, statusText: code, reason: reason, version: version,
                                         headers: headers, body: body,

@@ -1,6 +1,7 @@
 import FlowReassembly
 import HTTPModel
 import PacketDecoding
+import TLSWire
 
 /// Takes a connection's bytes once HTTP/1 has handed it over: after a `101 Switching Protocols` or a 2xx answer
 /// to `CONNECT`, every byte either way (including client bytes held while the answer was awaited) goes here
@@ -58,7 +59,7 @@ final class TunnelSession: UpgradedStreamHandler {
         context.inner?.consume(direction, data, at: time)
         guard sniffing, direction == .clientToServer else { return }
         hello.append(contentsOf: data.prefix(context.limits.maxClientHelloBytes - hello.count))
-        guard let isTLS = TLSClientHello.looksLikeTLS(hello[...]) else { return }
+        guard let isTLS = TLSRecordHeader.startsTLS(hello) else { return }
         guard isTLS else { sniffing = false; hello = []; return }
         switch TLSClientHello.parse(hello) {
         case .needMore:
