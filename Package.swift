@@ -145,6 +145,8 @@ let package = Package(
         .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
         .testTarget(name: "CommandCaptureNamespaceTests", dependencies: ["Sandbox", "SystemSupport", "TestSupport"]),
         .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),
+        // The live view's page in headless chromium (selenium drives it from drive_page.py).
+        .testTarget(name: "LiveViewBrowserTests", dependencies: ["TestSupport"], exclude: ["drive_page.py"]),
         .testTarget(name: "TLSWireTests", dependencies: ["TLSWire", "TestSupport"]),
         .testTarget(name: "TLSTests", dependencies: [
             "TLS", "FlowReassembly", "HTTPModel", "PacketDecoding", "TestSupport",
