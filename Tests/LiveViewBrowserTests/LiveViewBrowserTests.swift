@@ -15,7 +15,7 @@ import TestSupport
 struct LiveViewBrowserTests {
     static let checks = [
         "list http-sample", "filter", "json tree", "har download", "list tls13-h2 (h2, TLS)", "tls facts",
-        "image preview", "markup runs nothing", "scale load", "scale filter and scroll", "no page errors",
+        "copy as curl", "pause and clear", "image preview", "markup runs nothing", "scale load", "scale filter and scroll", "no page errors",
     ]
 
     @Test("the page lists, filters and shows exchanges as --json and --har have them, and scales to 100,000")

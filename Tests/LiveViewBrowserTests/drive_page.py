@@ -9,6 +9,7 @@ at scale. Run by LiveViewBrowserTests (Swift); prints one JSON object per check,
 import argparse
 import base64
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -36,8 +37,10 @@ def report(name, ok, detail=""):
 class LiveView:
     """`capture -r FILE --ui 127.0.0.1:0`, its URL read from the line it prints."""
 
-    def __init__(self, capture, pcap, *extra):
-        self.process = subprocess.Popen([capture, "-r", pcap, "--ui", "127.0.0.1:0", *extra],
+    def __init__(self, capture, pcap, *extra, arguments=None):
+        self.live = arguments is not None
+        arguments = arguments if self.live else ["-r", pcap, "--ui", "127.0.0.1:0", *extra]
+        self.process = subprocess.Popen([capture, *arguments],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.url = None
         self.lines = []
@@ -57,9 +60,17 @@ class LiveView:
             raise RuntimeError(f"capture --ui printed no URL: {''.join(self.lines)[-1000:]}")
 
     def stop(self):
-        # SIGKILL: a view of a file has nothing left to write, and a child of Foundation's Process may have
-        # SIGINT blocked.
+        # A view of a file has nothing left to write: SIGKILL. A sandboxed command's view is stopped as a user
+        # stops it, with Ctrl-C (SIGINT), so it removes the sandbox and restores the conditioner; SIGKILL only if
+        # that does not end it.
         if self.process.poll() is None:
+            if self.live:
+                self.process.send_signal(signal.SIGINT)
+                try:
+                    self.process.wait(8)
+                    return
+                except subprocess.TimeoutExpired:
+                    pass
             self.process.kill()
             self.process.wait(5)
 
@@ -227,6 +238,55 @@ def check_filters(driver, records):
             problems.append(f"{text!r}: page shows {got}, oracle {want}")
     filter_count(driver, "")
     report("filter", not problems, "; ".join(problems) or f"{len(cases)} filters agree with --json")
+
+
+def check_curl(driver, records, work):
+    """Copy as curl for the POST: the command, run by a shell with curl replaced by a script that prints its
+    arguments, gives back the method, URL, headers and body that were captured."""
+    index = next(i for i, r in enumerate(exchanges(records)) if r["request"]["method"] == "POST")
+    record = exchanges(records)[index]
+    select_row(driver, index, "headers")
+    driver.find_element(By.CSS_SELECTOR, "#tab-body button.copy-curl").click()
+    command = wait_for(driver, lambda d: d.find_element(By.ID, "curl-text").get_attribute("value"), 5)
+    driver.find_element(By.CSS_SELECTOR, "#curl-dialog button[value=close]").click()
+    fake = os.path.join(work, "bin")
+    os.makedirs(fake, exist_ok=True)
+    with open(os.path.join(fake, "curl"), "w") as f:
+        f.write("#!/usr/bin/env python3\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    os.chmod(os.path.join(fake, "curl"), 0o755)
+    out = subprocess.run(["sh", "-c", command], capture_output=True, timeout=10,
+                         env={**os.environ, "PATH": fake + ":" + os.environ["PATH"]}).stdout
+    try:
+        argv = json.loads(out)
+    except ValueError:
+        report("copy as curl", False, f"{command!r} did not run: {out!r}")
+        return
+    host = header(record["request"]["headers"], "host")
+    want_headers = [f"{k}: {v}" for k, v in record["request"]["headers"] if k.lower() not in ("host", "content-length")]
+    got_headers = [argv[i + 1] for i, a in enumerate(argv) if a == "-H"]
+    body = argv[argv.index("--data-binary") + 1] if "--data-binary" in argv else None
+    problems = []
+    if argv[0] != f"http://{host}{record['request']['uri']}":
+        problems.append(f"URL {argv[0]}")
+    if argv[argv.index("-X") + 1] != "POST":
+        problems.append("method")
+    if got_headers != want_headers:
+        problems.append(f"headers {got_headers} != {want_headers}")
+    if body is None or hashlib.sha256(body.encode()).hexdigest() != record["request"]["body"]["sha256"]:
+        problems.append(f"body {body!r} is not the captured one")
+    report("copy as curl", not problems, "; ".join(problems) or command)
+
+
+def check_pause_clear(driver, count):
+    """Clear empties the list (and the detail pane); Pause is a toggle that says so."""
+    pause = driver.find_element(By.ID, "pause")
+    pause.click()
+    paused = pause.get_attribute("aria-pressed") == "true" and "paused" in driver.find_element(By.ID, "status").text
+    pause.click()
+    driver.find_element(By.ID, "clear").click()
+    cleared = total(driver) == 0 and not rendered_rows(driver) and not driver.find_element(By.ID, "detail").is_displayed()
+    report("pause and clear", paused and cleared and pause.get_attribute("aria-pressed") == "false",
+           f"paused shown: {paused}, cleared: {cleared} (was {count})")
 
 
 def select_row(driver, index, tab):
@@ -399,12 +459,134 @@ def check_scale(driver, view, capture, pcap, screenshots):
     report("scale filter and scroll", not problems, "; ".join(problems + figures))
 
 
+LIVE_SCRIPT = """
+i=0
+while [ ! -e {stop} ] && [ $i -lt 200 ]; do
+  start=$(date +%s.%N)
+  result=$(curl -s -o /dev/null --max-time 2 -w '%{{http_code}} %{{size_download}} %{{time_total}}' "http://$TAPKIT_SANDBOX_HOST:{port}/blob.bin?n=$i")
+  echo "$start $result" >> {log}
+  i=$((i+1))
+  sleep 0.2
+done
+"""
+
+
+class FileServer:
+    """python's http.server on 127.0.0.1 (the sandbox reaches it at its host end's address), serving one file."""
+
+    def __init__(self, directory):
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "import http.server, functools, sys\n"
+             "http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None\n"
+             "s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1]))\n"
+             "print(s.server_address[1], flush=True)\ns.serve_forever()\n", directory],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.port = int(self.process.stdout.readline())
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait(5)
+
+
+def fetches(log):
+    """The command's own record: (start, http code, bytes, seconds) per fetch."""
+    if not os.path.exists(log):
+        return []
+    rows = []
+    for line in open(log):
+        parts = line.split()
+        if len(parts) == 4:
+            rows.append((float(parts[0]), parts[1], int(parts[2]), float(parts[3])))
+    return rows
+
+
+def choose_profile(driver, name, switch_on):
+    """Picks a profile in the panel (a click on its label), then the switch if it is off."""
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#conditioner .profile input:not([disabled])"), 10)
+    label = [l for l in driver.find_elements(By.CSS_SELECTOR, "#conditioner .profile label")
+             if l.find_element(By.CLASS_NAME, "name").text == name][0]
+    label.click()
+    if switch_on:
+        wait_for(driver, lambda d: not d.find_element(By.ID, "conditioner-switch").get_attribute("disabled"), 10)
+        driver.find_element(By.ID, "conditioner-switch").click()
+    wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text == f"On: {name}", 10)
+    return time.time()
+
+
+def first_after(log, moment, seconds):
+    """The first fetch that started after `moment` and finished, waiting up to `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        later = [f for f in fetches(log) if f[0] > moment]
+        if later:
+            return later[0]
+        time.sleep(0.1)
+    return None
+
+
+def check_live(driver, capture, work, screenshots):
+    """A sandboxed command's exchanges appear while it runs; Slow Net and Black Hole switched from the page show in
+    what the command measures, and on the timeline."""
+    www = os.path.join(work, "www")
+    os.makedirs(www, exist_ok=True)
+    with open(os.path.join(www, "blob.bin"), "wb") as f:
+        f.write(os.urandom(3072))
+    log, stop = os.path.join(work, "fetches.log"), os.path.join(work, "stop")
+    server = FileServer(www)
+    script = LIVE_SCRIPT.format(stop=stop, port=server.port, log=log)
+    view = LiveView(capture, None, arguments=["--ui", "127.0.0.1:0", "--", "sh", "-c", script])
+    try:
+        driver.get(view.url)
+        wait_for(driver, lambda d: total(d) >= 3, 15)
+        running = view.process.poll() is None and not os.path.exists(stop)
+        first = total(driver)
+        wait_for(driver, lambda d: total(d) > first, 5)
+        report("live rows while the command runs", running, f"{total(driver)} rows, the command still running")
+
+        panel = driver.find_element(By.ID, "conditioner").text
+        baseline = [f for f in fetches(log) if f[1] == "200"]
+        slow_at = choose_profile(driver, "Slow Net", switch_on=True)
+        slow = first_after(log, slow_at + 0.2, 8)
+        hole_at = choose_profile(driver, "Black Hole", switch_on=False)
+        hole = first_after(log, hole_at + 0.2, 8)
+        driver.find_element(By.ID, "conditioner-switch").click()
+        wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text == "Off", 10)
+        off = first_after(log, time.time() + 0.2, 8)
+        marks = [li.get_attribute("data-profile") for li in driver.find_elements(By.CSS_SELECTOR, "#switches li")]
+        driver.save_screenshot(os.path.join(screenshots, "liveview-conditioner.png"))
+
+        base_rate = min((f[2] * 8 / f[3] / 1000 for f in baseline), default=None)
+        slow_rate = slow[2] * 8 / slow[3] / 1000 if slow and slow[1] == "200" and slow[3] > 0 else None
+        figures = (f"baseline {base_rate and round(base_rate)} kbit/s or more over {len(baseline)} fetches; Slow Net: {slow}; "
+                   f"{slow_rate and round(slow_rate, 1)} kbit/s; Black Hole: {hole}; off again: {off}; marks {marks}")
+        report("conditioner panel for the sandbox", "sandbox" in panel and "Slow Net" in panel, panel[:300])
+        report("Slow Net from the page slows the command", slow_rate is not None and 8 <= slow_rate <= 48
+               and base_rate is not None and base_rate > 4 * slow_rate, figures)
+        report("Black Hole from the page silences the command", hole is not None and hole[2] == 0 and hole[1] != "200"
+               and off is not None and off[1] == "200", figures)
+        report("switches marked on the timeline", marks[-3:] == ["Slow Net", "Black Hole", ""], f"marks {marks}")
+
+        open(stop, "w").close()
+        ended = [f for f in fetches(log)]
+        wait_for(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "ended", 15)
+        ok_rows = driver.execute_script("return document.querySelectorAll('#spacer .row').length")  # rendered only
+        fetched = sum(1 for f in fetches(log) if f[1] == "200")
+        shown_200 = filter_count(driver, "status:200")
+        report("every fetch the command made is a row", shown_200 == fetched,
+               f"page status:200 rows {shown_200}, command's 200 fetches {fetched} ({len(ended)} fetches, {ok_rows} rows rendered)")
+    finally:
+        open(stop, "w").close()
+        leave(driver, view)
+        server.stop()
+
+
 def main():
     global SCALE
     parser = argparse.ArgumentParser()
     for name in ["--capture", "--fixtures", "--work", "--screenshots", "--generator"]:
         parser.add_argument(name, required=True)
     parser.add_argument("--scale", type=int, default=SCALE, help="exchanges in the generated capture")
+    parser.add_argument("--live", action="store_true", help="only the sandboxed command and conditioner checks (root)")
     args = parser.parse_args()
     SCALE = args.scale
     # Started from Foundation's Process, this process inherits blocked signals: unblock them, so the alarm and the
@@ -420,6 +602,14 @@ def main():
     downloads = os.path.join(work, "downloads")
     os.makedirs(downloads, exist_ok=True)
     os.makedirs(args.screenshots, exist_ok=True)
+    if args.live:
+        driver = browser(downloads)
+        try:
+            check_live(driver, args.capture, work, args.screenshots)
+        finally:
+            driver.quit()
+        print(json.dumps({"done": True, "seconds": round(time.monotonic() - started, 1)}), flush=True)
+        return
     subprocess.run([sys.executable, args.generator, work, "--exchanges", str(SCALE)], check=True, timeout=60)
     many = os.path.join(work, "many-exchanges.pcap")
     # The big capture is read while the small checks run.
@@ -438,6 +628,8 @@ def main():
         check_json_tree(driver, bodies[0])
         driver.save_screenshot(os.path.join(args.screenshots, "liveview-json.png"))
         check_har(driver, downloads, har)
+        check_curl(driver, records, work)
+        check_pause_clear(driver, len(exchanges(records)))
         leave(driver, view)
 
         tls = os.path.join(args.fixtures, "tls", "tls13-h2.pcap")

@@ -31,7 +31,7 @@ const list = new ExchangeList({
   head: $("list-head"), viewport: $("viewport"), spacer: $("spacer"),
   onSelect: (id) => detail.show(store.byId.get(id) ?? null),
 });
-const timeline = new Timeline($("timeline"), $("timeline-note"));
+const timeline = new Timeline($("timeline"), $("timeline-note"), $("switches"));
 const conditioner = new ConditionerPanel({
   panel: $("conditioner"), dialog: $("confirm-dialog"), dialogText: $("confirm-text"),
   sourceName: () => info?.name ?? "(unknown)",

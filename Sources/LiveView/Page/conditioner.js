@@ -95,7 +95,7 @@ export class ConditionerPanel {
     let confirmed = false;
     if (profile != null && this.state.needsConfirmation) {
       confirmed = await this.confirm(profile);
-      if (!confirmed) { this.render(); return; }
+      if (!confirmed) { this.chosen = this.state.active ?? this.chosen; this.render(); return; }
     }
     this.busy = true;
     this.error = null;

@@ -1,12 +1,13 @@
 // Throughput per direction over time, drawn on a canvas: bytes per bucket client → server above the axis and
 // server → client below it, with each conditioner switch marked where it happened.
 
-import { bytes, clockTime } from "./format.js";
+import { bytes, clockTime, element } from "./format.js";
 
 export class Timeline {
-  constructor(canvas, note) {
+  constructor(canvas, note, switchList) {
     this.canvas = canvas;
     this.note = note;
+    this.switchList = switchList;  // the switches as text too: a canvas says nothing to a screen reader or a test
     this.bucket = 1;
     this.start = null;
     this.up = [];
@@ -35,7 +36,15 @@ export class Timeline {
     this.schedule();
   }
 
-  setSwitches(switches) { this.switches = switches ?? []; this.schedule(); }
+  setSwitches(switches) {
+    this.switches = switches ?? [];
+    this.switchList.replaceChildren(...this.switches.map((change) => {
+      const item = element("li", null, `${clockTime(change.t)} ${change.profile ?? "off"}`);
+      item.dataset.profile = change.profile ?? "";
+      return item;
+    }));
+    this.schedule();
+  }
 
   schedule() {
     if (this.scheduled) return;
@@ -78,14 +87,14 @@ export class Timeline {
     bar(this.down, 1, colour("--down", "#2e9d5b"));
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "top";
-    for (const change of this.switches) {
+    for (const [index, change] of this.switches.entries()) {
       const at = Math.round(x(change.t)) + 0.5;
       g.strokeStyle = colour("--switch", "#d2691e");
       g.setLineDash([4, 3]);
       g.beginPath(); g.moveTo(at, 0); g.lineTo(at, height); g.stroke();
       g.setLineDash([]);
       g.fillStyle = colour("--switch", "#d2691e");
-      g.fillText(change.profile ?? "off", Math.min(at + 3, width - 60), 2);
+      g.fillText(change.profile ?? "off", Math.min(at + 3, width - 60), 2 + (index % 3) * 12);  // staggered: switches close together
     }
     this.note.textContent = `${clockTime(start)} – ${clockTime(end)}, ${this.bucket} s buckets, peak ${bytes(peak)} per bucket`;
   }
