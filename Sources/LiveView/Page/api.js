@@ -54,7 +54,7 @@ export async function fetchRecords(since, onPage) {
 }
 
 // The live channel: one JSON object per text frame. Reconnects are the caller's business.
-export function openLive(onMessage, onClose) {
+export function openLive(onMessage, onClose, onOpen = () => {}) {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   const socket = new WebSocket(`${scheme}//${location.host}${withToken("api/live")}`);
   socket.addEventListener("message", (event) => {
@@ -62,6 +62,7 @@ export function openLive(onMessage, onClose) {
     try { message = JSON.parse(event.data); } catch { return; }
     onMessage(message);
   });
+  socket.addEventListener("open", () => onOpen());
   socket.addEventListener("close", () => onClose());
   return socket;
 }

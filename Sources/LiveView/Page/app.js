@@ -57,6 +57,7 @@ function showStatus() {
   }
   if (dropped > 0) parts.push(`${dropped} older exchanges no longer held by the server (session limit)`);
   if (clearedBefore > 0) parts.push("cleared: the HAR still holds every exchange the server has");
+  if (disconnected) parts.push("live updates lost: reconnecting");
   parts.push(!loaded ? "loading…" : ended ? (info?.source === "file" ? "file read to the end" : "capture ended") : paused ? "paused" : "live");
   $("status").textContent = parts.join(" · ");
   document.body.dataset.state = !loaded ? "loading" : ended ? "ended" : "live";
@@ -84,15 +85,20 @@ function receive(message) {
 }
 
 let retry = 0;
+let disconnected = false;
 function connect() {
   openLive(receive, () => {
     if (ended) return;
+    disconnected = true;
+    showStatus();
     // The channel dropped: catch up through the paged API, then listen again, a little later each time.
     retry = Math.min(retry + 1, 5);
     setTimeout(async () => {
       try { await fetchRecords(store.nextId, (page) => { incoming.push(...(page.exchanges ?? [])); }); flush(); } catch { /* try again */ }
       connect();
     }, 1000 * retry);
+  }, () => {
+    if (disconnected) { disconnected = false; retry = 0; showStatus(); }
   });
 }
 
@@ -137,16 +143,23 @@ async function start() {
   showStatus();
   try { info = await getJSON("api/info"); } catch (error) { $("status").textContent = `The server did not answer: ${error.message}`; return; }
   $("source").textContent = info.name ?? "";
+  list.follow = info.source !== "file";
   document.title = `TapKit: ${info.name ?? "live view"}`;
   connect();
   conditioner.load();
   getJSON("api/throughput").then((history) => timeline.load(history)).catch(() => timeline.schedule());
+  // Rows are shown page by page as they arrive, so a large capture is browsable while the rest loads.
   await fetchRecords(0, (page) => {
-    for (const record of page.exchanges ?? []) store.add(record);
+    const rows = [];
+    for (const record of page.exchanges ?? []) {
+      const row = store.add(record);
+      if (row) rows.push(row);
+    }
     dropped = Math.max(dropped, page.dropped ?? 0);
+    list.added(rows);
+    showCounts();
   });
   loaded = true;
-  list.setSource(store.rows);
   flush();
   showCounts();
   showStatus();

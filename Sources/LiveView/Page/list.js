@@ -42,6 +42,7 @@ export class ExchangeList {
     this.pool = [];
     this.scale = { start: 0, span: 1 };
     this.scheduled = false;
+    this.follow = true;    // keep the newest row in sight when the list was scrolled to its end (not for a file)
     this.buildHead();
     viewport.addEventListener("scroll", () => this.schedule());
     new ResizeObserver(() => this.schedule()).observe(viewport);
@@ -113,7 +114,7 @@ export class ExchangeList {
     this.sort();
     this.rescale();
     this.layout();
-    if (atBottom && this.sortKey == null) this.viewport.scrollTop = this.viewport.scrollHeight;
+    if (this.follow && atBottom && this.sortKey == null) this.viewport.scrollTop = this.viewport.scrollHeight;
   }
 
   // The waterfall spans the first start to the last end of the rows shown.
