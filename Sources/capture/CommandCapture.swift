@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LinkConditioner
+import LiveView
 import PacketCapture
 import Sandbox
 import SystemSupport
@@ -170,6 +171,20 @@ extension CaptureCommand {
             printError("cannot condition the sandbox: \(error)")
             throw ExitCode(Self.setupFailureStatus)
         }
+        var liveView: LiveView?
+        if liveViewOptions.ui != nil {
+            let (catalog, builtIn) = liveViewCatalog()
+            let target = SandboxConditionerTarget(sandboxID: sandbox.identity.id, registry: CaptureEnvironment.registry,
+                                                  initialProfile: profile?.name)
+            do {
+                liveView = try startLiveView(source: .command(commandOptions.command),
+                                             conditioner: ConditionerPanel(target: target, catalog: catalog,
+                                                                           builtInDirectory: builtIn))
+            } catch {
+                sandbox.remove()
+                throw error
+            }
+        }
         let command = CommandCapture(sandbox: sandbox, catcher: catcher)
         // The command's lines and ours interleave on the terminal: write ours as they come.
         var live = self
@@ -177,14 +192,19 @@ extension CaptureCommand {
         // The command's own key log, followed as it grows, decrypts its TLS.
         live.tlsOptions.keyLogFile = sandbox.tlsKeyLogPath
         do {
-            try live.capture(command: command)
+            try live.capture(command: command, liveView: liveView)
         } catch {
             sandbox.remove() // stops the command too
             _ = command.waitForCommand()
+            liveView?.stop()
             throw error
         }
         let status = command.waitForCommand()
         sandbox.remove()
+        if let liveView {
+            liveView.conditioner.close(reason: "the command ended and its sandbox was removed")
+            serveUntilStopped(liveView)
+        }
         // Under sudo, a saved capture belongs to the user who asked for it, not to root.
         if let file = output.writeFile, file != "-" { options.invokingUser?.give(file) }
         throw ExitCode(status.shellCode)

@@ -15,6 +15,7 @@ import Testing
         ["HTTPDecoding", "TLS"],
         ["HTTP2"],
         ["CaptureEngine", "Reports"],
+        ["LiveView"],
         ["capture", "condition"],
     ]
 

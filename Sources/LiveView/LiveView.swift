@@ -1,0 +1,56 @@
+import CaptureEngine
+import Foundation
+import HTTPModel
+import NIOConcurrencyHelpers
+import PacketDecoding
+
+/// The live view as the executable uses it: a second consumer of the capture engine's events beside the terminal.
+/// `handle` and `observe` are called on the engine's threads and only take a lock to add to the store; the server
+/// reads the store on its own threads.
+public final class LiveView: Sendable {
+    public let store: ExchangeStore
+    public let conditioner: ConditionerPanel
+    public let server: LiveViewServer
+    private let include: @Sendable (HTTPExchange) -> Bool
+    private let ended: NIOLockedValueBox<Bool>
+
+    /// `include`: the exchanges to keep, the same the terminal shows (its `--host`, `--path`... filter).
+    public init(binding: LiveViewServer.Binding, source: LiveViewSource, limits: LiveViewLimits = LiveViewLimits(),
+                conditioner: ConditionerPanel, token: LiveViewToken = LiveViewToken(),
+                include: @escaping @Sendable (HTTPExchange) -> Bool = { _ in true }) throws {
+        store = ExchangeStore(limits: limits)
+        self.conditioner = conditioner
+        self.include = include
+        let ended = NIOLockedValueBox(false)
+        self.ended = ended
+        let router = LiveViewRouter(requestGuard: RequestGuard(token: token, address: binding.address),
+                                    store: store, source: source, started: Date(), conditioner: conditioner,
+                                    ended: { ended.withLockedValue { $0 } })
+        server = try LiveViewServer(binding: binding, router: router)
+    }
+
+    public var url: String { server.url }
+
+    /// One engine event.
+    public func handle(_ event: CaptureEvent) {
+        switch event {
+        case .http(.exchange(let exchange)):
+            if include(exchange) { store.add(exchange) }
+        case .tls(let facts):
+            store.add(tls: facts)
+        case .http(.notice), .http(.webSocket), .http(.warning):
+            break
+        }
+    }
+
+    /// One decoded packet, for the throughput timeline.
+    public func observe(_ packet: DecodedPacket) {
+        guard let traffic = ThroughputBuckets.traffic(of: packet) else { return }
+        _ = store.addTraffic(traffic.bytes, up: traffic.up, at: packet.timestamp)
+    }
+
+    /// The source has been read to its end (a file, or the command ended): the page is told.
+    public func sourceEnded() { ended.withLockedValue { $0 = true } }
+
+    public func stop() { server.stop() }
+}
