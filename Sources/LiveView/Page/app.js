@@ -58,7 +58,8 @@ function showStatus() {
   if (dropped > 0) parts.push(`${dropped} older exchanges no longer held by the server (session limit)`);
   if (clearedBefore > 0) parts.push("cleared: the HAR still holds every exchange the server has");
   if (disconnected) parts.push("live updates lost: reconnecting");
-  parts.push(!loaded ? "loading…" : ended ? (info?.source === "file" ? "file read to the end" : "capture ended") : paused ? "paused" : "live");
+  parts.push(!loaded ? "loading…" : ended ? (info?.source === "file" ? "file read to the end" : "capture ended") : "live");
+  if (paused) parts.push("paused");
   $("status").textContent = parts.join(" · ");
   document.body.dataset.state = !loaded ? "loading" : ended ? "ended" : "live";
 }
@@ -80,7 +81,7 @@ function receive(message) {
     incoming.push(message.exchange);
     if (loaded && flushTimer == null) flushTimer = setTimeout(() => { flushTimer = null; flush(); }, 50);
   } else if (message.type === "throughput") timeline.add(message.t, message.up, message.down);
-  else if (message.type === "conditioner") conditioner.update(message);
+  else if (message.type === "conditioner") conditioner.update(message.state ?? message);
   else if (message.type === "end") { ended = true; showStatus(); }
 }
 

@@ -126,7 +126,7 @@ export class DetailPane {
     const encoding = side === "response" ? message.body?.encoding : null;
     box.append(facts([
       ["Size (decoded)", message.body?.size == null ? null : `${bytes(message.body.size)} (${message.body.size} bytes)`],
-      ["SHA-256", message.body?.sha256],
+      ["SHA-256", message.body?.sha256 || null, "not given by the server"],
       ["Content-Type", header(message.headers, "content-type"), "none sent"],
       ...(side === "response" ? [["Decoded from", encoding?.length ? encoding.join(", ") : null, "no content coding"]] : []),
       ["Kept by the server", kept == null ? null : kept.kept ? `yes (${bytes(kept.size)})` : `no: ${kept.reason ?? "no reason given"}`],

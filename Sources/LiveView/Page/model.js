@@ -118,15 +118,16 @@ export class Store {
       this.nextId = Math.max(this.nextId, record.id + 1);
     }
     const key = connectionKey(record);
-    if (record.tls) {
+    if (record.tls && record.timing === undefined) {  // a TLS connection record, as --json prints it
       push(this.tls, key, record);
-      for (const row of this.rowsByConnection.get(key) ?? []) row.tls = this.tlsFor(row);
+      for (const row of this.rowsByConnection.get(key) ?? []) if (!row.record.tls) row.tls = this.tlsFor(row);
       return null;
     }
     if (record.type === "websocket") { push(this.messages, key, record); return null; }
     if (record.type !== undefined) return null;  // a record kind this page does not know: not an exchange
     const row = new Row(record);
-    row.tls = this.tlsFor(row);
+    // The server may give the connection's TLS record inside the exchange; otherwise it came as a record of its own.
+    row.tls = record.tls?.tls ? record.tls : this.tlsFor(row);
     this.rows.push(row);
     if (typeof record.id === "number") this.byId.set(record.id, row);
     push(this.rowsByConnection, key, row);
