@@ -166,6 +166,8 @@ let package = Package(
         .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),
         // The live view's page in headless chromium (selenium drives it from drive_page.py).
         .testTarget(name: "LiveViewBrowserTests", dependencies: ["TestSupport"], exclude: ["drive_page.py"]),
+        // The same driver against a sandboxed command's live view and the conditioner panel (root).
+        .testTarget(name: "LiveViewBrowserNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "TLSWireTests", dependencies: ["TLSWire", "TestSupport"]),
         .testTarget(name: "TLSTests", dependencies: [
             "TLS", "FlowReassembly", "HTTPModel", "PacketDecoding", "TestSupport",

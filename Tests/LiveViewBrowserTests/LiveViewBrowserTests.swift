@@ -41,6 +41,7 @@ struct LiveViewBrowserTests {
             if object["done"] as? Bool == true { done = true }
             guard let check = object["check"] as? String, let ok = object["ok"] as? Bool else { continue }
             seen.insert(check)
+            if object["skipped"] as? Bool == true { print("skipped: \(check): \(object["detail"] as? String ?? "")") }
             #expect(ok, "\(check): \(object["detail"] as? String ?? "")")
         }
         #expect(done, "the driver stopped early (exit \(result.status)): \(result.stderrText.suffix(3000))")

