@@ -41,6 +41,7 @@ struct LiveViewBrowserTests {
             if object["done"] as? Bool == true { done = true }
             guard let check = object["check"] as? String, let ok = object["ok"] as? Bool else { continue }
             seen.insert(check)
+            print("measured: \(check): \(object["detail"] as? String ?? "")")
             if object["skipped"] as? Bool == true { print("skipped: \(check): \(object["detail"] as? String ?? "")") }
             #expect(ok, "\(check): \(object["detail"] as? String ?? "")")
         }

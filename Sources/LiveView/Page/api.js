@@ -53,10 +53,10 @@ export async function fetchRecords(since, onPage) {
   }
 }
 
-// The live channel: one JSON object per text frame. Reconnects are the caller's business.
-export function openLive(onMessage, onClose, onOpen = () => {}) {
+// The live channel from record id `since` on: one JSON object per text frame. Reconnects are the caller's business.
+export function openLive(since, onMessage, onClose, onOpen = () => {}) {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  const socket = new WebSocket(`${scheme}//${location.host}${withToken("api/live")}`);
+  const socket = new WebSocket(`${scheme}//${location.host}${withToken(`api/live?since=${since}`)}`);
   socket.addEventListener("message", (event) => {
     let message;
     try { message = JSON.parse(event.data); } catch { return; }

@@ -1,6 +1,6 @@
 // The live view: wires the list, the filter, the detail pane, the timeline and the conditioner to the server.
-// Records come once through the paged API (what the server already has) and then through the live channel;
-// the store drops a record it already holds, so the two may overlap.
+// Records come through the paged API (what the server already has), then through the live channel from the
+// next id on; the store drops a record it already holds, should the two ever overlap.
 
 import { fetchRecords, getJSON, openLive, withToken } from "./api.js";
 import { ConditionerPanel } from "./conditioner.js";
@@ -88,16 +88,14 @@ function receive(message) {
 let retry = 0;
 let disconnected = false;
 function connect() {
-  openLive(receive, () => {
+  // From the first record not yet held: what the paged API gave is not sent again.
+  openLive(store.nextId, receive, () => {
     if (ended) return;
     disconnected = true;
     showStatus();
-    // The channel dropped: catch up through the paged API, then listen again, a little later each time.
+    // The channel dropped: listen again from where it stopped, a little later each time.
     retry = Math.min(retry + 1, 5);
-    setTimeout(async () => {
-      try { await fetchRecords(store.nextId, (page) => { incoming.push(...(page.exchanges ?? [])); }); flush(); } catch { /* try again */ }
-      connect();
-    }, 1000 * retry);
+    setTimeout(connect, 1000 * retry);
   }, () => {
     if (disconnected) { disconnected = false; retry = 0; showStatus(); }
   });
@@ -145,8 +143,8 @@ async function start() {
   try { info = await getJSON("api/info"); } catch (error) { $("status").textContent = `The server did not answer: ${error.message}`; return; }
   $("source").textContent = info.name ?? "";
   list.follow = info.source !== "file";
+  ended = info.ended === true;
   document.title = `TapKit: ${info.name ?? "live view"}`;
-  connect();
   conditioner.load();
   getJSON("api/throughput").then((history) => timeline.load(history)).catch(() => timeline.schedule());
   // Rows are shown page by page as they arrive, so a large capture is browsable while the rest loads.
@@ -161,7 +159,7 @@ async function start() {
     showCounts();
   });
   loaded = true;
-  flush();
+  connect();
   showCounts();
   showStatus();
 }

@@ -79,7 +79,8 @@ export class ExchangeList {
   // The list keeps its own array: rows held back while paused are in the store but not here yet.
   setSource(rows) { this.source = rows.slice(); this.refresh(); }
 
-  setFilter(filter) { this.filter = filter; this.refresh(); }
+  // A new filter starts at the top of its rows, as a new search does.
+  setFilter(filter) { this.filter = filter; this.refresh(); this.viewport.scrollTop = 0; this.schedule(); }
 
   // Rebuilds the view from the source: filter, then sort.
   refresh() {
