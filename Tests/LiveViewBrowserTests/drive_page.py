@@ -26,6 +26,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 SCALE = 100_000
+NOBODY = 65534
 started = time.monotonic()
 
 
@@ -37,10 +38,13 @@ def report(name, ok, detail="", skipped=False):
 class LiveView:
     """`capture -r FILE --ui 127.0.0.1:0`, its URL read from the line it prints."""
 
-    def __init__(self, capture, pcap, *extra, arguments=None, environment=None):
+    def __init__(self, capture, pcap, *extra, arguments=None, environment=None, plain_user=False):
         self.live = arguments is not None
         arguments = arguments if self.live else ["-r", pcap, "--ui", "127.0.0.1:0", *extra]
-        self.process = subprocess.Popen([capture, *arguments], env=environment,
+        # Reading a file needs no privilege: run as root, the view of a file is also served by a plain user.
+        user = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if plain_user and os.geteuid() == 0 else []
+        self.user = "a plain user (uid 65534)" if user else f"uid {os.geteuid()}"
+        self.process = subprocess.Popen([*user, capture, *arguments], env=environment,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.url = None
         self.lines = []
@@ -191,14 +195,14 @@ def leave(driver, view):
     view.stop()
 
 
-def check_rows(driver, name, records):
+def check_rows(driver, name, records, user=""):
     tls = {(r["client"], r["server"]) for r in records if "tls" in r}
     expected = [expected_row(r, tls) for r in exchanges(records)]
     got = [dict(zip(FIELDS, row["cells"])) for row in rendered_rows(driver)]
     problems = [f"row {i}: page {g} != oracle {e}" for i, (g, e) in enumerate(zip(got, expected)) if g != e]
     if len(got) != len(expected):
         problems.append(f"{len(got)} rows shown, {len(expected)} exchanges in --json")
-    report(f"list {name}", not problems, "; ".join(problems) or f"{len(expected)} rows equal --json")
+    report(f"list {name}", not problems, "; ".join(problems) or f"{len(expected)} rows equal --json (capture run as {user})")
 
 
 def filter_count(driver, text):
@@ -697,10 +701,10 @@ def main():
         sample = os.path.join(args.fixtures, "http-sample.pcap")
         records = oracle(args.capture, sample)
         har, bodies = har_bodies(args.capture, sample, work)
-        view = LiveView(args.capture, sample)
+        view = LiveView(args.capture, sample, plain_user=True)
         views.append(view)
         open_page(driver, view.url, len(exchanges(records)))
-        check_rows(driver, "http-sample", records)
+        check_rows(driver, "http-sample", records, view.user)
         check_filters(driver, records)
         check_json_tree(driver, bodies[0])
         driver.save_screenshot(os.path.join(args.screenshots, "liveview-json.png"))
@@ -712,10 +716,10 @@ def main():
         tls = os.path.join(args.fixtures, "tls", "tls13-h2.pcap")
         keys = ["--keylog", os.path.join(args.fixtures, "tls", "tls13-h2.keys")]
         records = oracle(args.capture, tls, *keys)
-        view = LiveView(args.capture, tls, *keys)
+        view = LiveView(args.capture, tls, *keys)  # as whoever runs the test (root in CI)
         views.append(view)
         open_page(driver, view.url, len(exchanges(records)))
-        check_rows(driver, "tls13-h2 (h2, TLS)", records)
+        check_rows(driver, "tls13-h2 (h2, TLS)", records, view.user)
         select_row(driver, 0, "connection")
         text = driver.find_element(By.ID, "tab-body").text
         want = [r["tls"] for r in records if "tls" in r][0]
