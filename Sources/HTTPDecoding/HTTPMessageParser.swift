@@ -82,22 +82,26 @@ enum BodyFraming {
 /// What the connection tells a direction's parser to do once a message is complete.
 enum AfterMessage {
     case next
-    /// Stop parsing: the bytes that follow are another protocol (upgrade, tunnel) or not HTTP.
+    /// Read the next message, but return from `consume` first: the connection acts on the other direction (held
+    /// requests released after a refused upgrade) before this one reads on, so events keep the bytes' order.
+    case nextAfterReturn
+    /// Stop parsing and return: the bytes that follow are another protocol (upgrade, tunnel) or not HTTP.
     case opaque
     /// Hold further bytes until the other side decides (an Upgrade or CONNECT request awaiting its response).
     case hold
 }
 
-/// The connection-side decisions a direction's parser needs.
+/// The connection-side decisions a direction's parser needs. The connection answers with values; it never changes
+/// a parser's state from inside these calls (it acts on what a parser found after `consume` returns).
 protocol MessageParserDelegate: AnyObject {
-    /// A head was parsed; returns its body framing. May return nil to abandon the stream (HTTP/2 preface).
-    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int,
+    /// A head was parsed (`warnings`: trouble seen in this direction since the last message); returns its body
+    /// framing. May return nil to abandon the stream (HTTP/2 preface).
+    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int, warnings: [String],
                 at time: Timestamp) -> (MessageInProgress, BodyFraming)?
     func parser(_ parser: HTTPMessageParser, didFinish message: MessageInProgress, at time: Timestamp) -> AfterMessage
-    /// A head that could not be parsed, or other trouble outside a message.
-    func parser(_ parser: HTTPMessageParser, problem: String, at time: Timestamp)
-    /// The first bytes of the client's stream, before any HTTP: returns true when they were taken (TLS).
-    func parser(_ parser: HTTPMessageParser, sniffFirstBytes bytes: ArraySlice<UInt8>, at time: Timestamp) -> Bool?
+    /// Whether trouble outside a message (a head that could not be parsed) is worth a warning: not before any HTTP
+    /// was seen, when the stream is probably not HTTP at all.
+    func parserWarnsOfProblems(_ parser: HTTPMessageParser) -> Bool
     /// Whether the response now expected answers an HTTP/0.9 request (so it has no status line).
     func parserExpectsHTTP09Response(_ parser: HTTPMessageParser) -> Bool
 }
@@ -123,8 +127,6 @@ private func hexValue(_ byte: UInt8) -> Int? {
 /// into bounded buffers (the head, one chunk-size line, the kept part of a body).
 final class HTTPMessageParser {
     enum Phase {
-        /// Deciding whether this is HTTP, TLS or something else (client side, first bytes only).
-        case sniff
         case head
         case fixedBody(remaining: Int)
         case chunkSize
@@ -161,15 +163,19 @@ final class HTTPMessageParser {
     private var resyncScanned = 0
     private var held: [UInt8] = []
     private var heldGap = false
+    /// Set when a finished message asked `consume` to return (`AfterMessage.nextAfterReturn`).
+    private var returnRequested = false
+    /// After a refused CONNECT: the client's bytes that turned out not to be HTTP, for the connection to take.
+    private var notHTTP: [UInt8]?
     private var trailerFields: [UInt8] = []
 
     /// Where `buffer` comes from and goes back to when the parser is done with it.
     private let buffers: ByteArrayPool?
 
-    init(role: MessageRole, limits: HTTPDecoderLimits, sniffFirst: Bool, buffers: ByteArrayPool? = nil) {
+    init(role: MessageRole, limits: HTTPDecoderLimits, buffers: ByteArrayPool? = nil) {
         self.role = role
         self.limits = limits
-        phase = sniffFirst ? .sniff : .head
+        phase = .head
         self.buffers = buffers
         buffer = buffers?.take() ?? []
     }
@@ -180,24 +186,25 @@ final class HTTPMessageParser {
 
     // MARK: Input
 
-    /// Once set, bytes and gaps after the parser has stopped (an accepted upgrade or tunnel) go here instead of
-    /// being dropped: to the takeover decoder (HTTP/2, WebSocket) or the tunnel handler. That includes the rest of
-    /// the call that made the direction opaque and bytes held while the upgrade's answer was awaited.
-    var opaqueBytes: ((UnsafeRawBufferPointer, Timestamp) -> Void)?
-    var opaqueGap: ((Int, Timestamp) -> Void)?
-    /// Called once, before the first `opaqueBytes`, when the bytes after a refused CONNECT are not HTTP.
-    var refusedTunnelBytesFollow: ((Timestamp) -> Void)?
+    /// Whether the parser stopped reading: the direction's bytes are another protocol's, or not HTTP.
+    var isOpaque: Bool {
+        if case .opaque = phase { return true }
+        return false
+    }
 
-    func consume(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
+    /// Reads `bytes` as HTTP; returns how many it read. It stops early, leaving the rest to the caller, when the
+    /// parser becomes opaque (the rest is not HTTP) or a finished message asks the connection to act first.
+    @discardableResult
+    func consume(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
+        returnRequested = false
         var rest = bytes[...]
         while !rest.isEmpty {
-            if case .opaque = phase {
-                opaqueBytes?(UnsafeRawBufferPointer(rebasing: rest), time)
-                return
-            }
+            if case .opaque = phase { break }
             let used = step(UnsafeRawBufferPointer(rebasing: rest), at: time)
             rest = rest.dropFirst(used)
+            if returnRequested { returnRequested = false; break }
         }
+        return bytes.count - rest.count
     }
 
     /// Consumes a prefix of `bytes` in the current phase; returns how many bytes were used (at least one unless
@@ -205,7 +212,6 @@ final class HTTPMessageParser {
     private func step(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
         switch phase {
         case .opaque:
-            opaqueBytes?(bytes, time)
             return bytes.count
         case .holding:
             if held.count + bytes.count > limits.maxHeadBytes {
@@ -214,21 +220,6 @@ final class HTTPMessageParser {
             } else {
                 held.append(contentsOf: bytes)
             }
-            return bytes.count
-        case .sniff:
-            buffer.append(contentsOf: bytes)
-            guard let decided = delegate?.parser(self, sniffFirstBytes: buffer[...], at: time) else {
-                if buffer.count > limits.maxClientHelloBytes { buffer.removeAll(); phase = .opaque }
-                return bytes.count
-            }
-            if decided { buffer.removeAll(keepingCapacity: true); phase = .opaque; return bytes.count }
-            phase = .head
-            // Re-run the sniffed bytes as HTTP, moved out of `buffer` (the head is read into it) into an array
-            // borrowed from the pool. They include this call's bytes, so consume all of them here.
-            var sniffed = buffers?.take() ?? []
-            swap(&sniffed, &buffer)
-            sniffed.withUnsafeBytes { consume($0, at: time) }
-            buffers?.giveBack(&sniffed)
             return bytes.count
         case .afterRefusedTunnel:
             buffer.append(contentsOf: bytes)
@@ -318,7 +309,7 @@ final class HTTPMessageParser {
                 if lenient == nil {
                     let problem = "not an HTTP/1.x \(role.name) start line: \"\(HTTPHeadParser.preview(buffer[0..<index]))\""
                     let fromThisCall = index + 1 - before
-                    delegate?.parser(self, problem: problem, at: time)
+                    report(problem)
                     startResync(atLineStart: true)
                     resyncScanned += index + 1
                     return used + fromThisCall
@@ -384,7 +375,7 @@ final class HTTPMessageParser {
         let head = ParsedHead(startLine: .response(version: "HTTP/0.9", status: nil, code: "", reason: ""),
                               headers: HTTPHeaders([]),
                               anomalies: ["HTTP/0.9 response (no status line); body runs to the connection's close"])
-        guard let delegate, let (message, _) = delegate.parser(self, didParse: head, headSize: 0, at: headStart) else {
+        guard let (message, _) = announce(head, size: 0) else {
             phase = .opaque
             return
         }
@@ -396,6 +387,18 @@ final class HTTPMessageParser {
     }
     private var startLineChecked = false
 
+    /// Tells the connection about a parsed head, handing over the warnings gathered for it.
+    private func announce(_ head: ParsedHead, size: Int) -> (MessageInProgress, BodyFraming)? {
+        let warnings = pendingWarnings
+        pendingWarnings = []
+        return delegate?.parser(self, didParse: head, headSize: size, warnings: warnings, at: headStart)
+    }
+
+    /// Trouble outside a message: kept for the next message when the connection finds it worth a warning.
+    private func report(_ problem: String) {
+        if delegate?.parserWarnsOfProblems(self) == true { pendingWarnings.append(problem) }
+    }
+
     private func parseHead(size: Int, at time: Timestamp) {
         // No slice of `buffer` outlives the parse: emptying a buffer something else still refers to allocates anew.
         defer { buffer.removeAll(keepingCapacity: buffer.capacity <= 4096); scanFrom = 0 }
@@ -403,13 +406,13 @@ final class HTTPMessageParser {
         do throws(HeadParseError) {
             parsed = try HTTPHeadParser.parse(buffer[0..<size], role: role)
         } catch {
-            delegate?.parser(self, problem: "\(error.description)", at: time)
+            report("\(error.description)")
             startResync(atLineStart: true)
             resyncScanned += size  // bad heads count against the resync budget too, so a flood of them ends
             return
         }
         resyncScanned = 0  // a message was found: the next resync starts with a full budget
-        guard let delegate, let (message, framing) = delegate.parser(self, didParse: parsed, headSize: size, at: headStart) else {
+        guard let (message, framing) = announce(parsed, size: size) else {
             phase = .opaque
             return
         }
@@ -511,6 +514,7 @@ final class HTTPMessageParser {
         trailers = []
         switch after {
         case .next: phase = .head
+        case .nextAfterReturn: phase = .head; returnRequested = true
         case .opaque: phase = .opaque
         case .hold: phase = .holding
         }
@@ -542,7 +546,7 @@ final class HTTPMessageParser {
     private func consumeResync(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
         if resyncScanned > limits.maxResyncScanBytes {
             if messagesParsed > 0 {
-                delegate?.parser(self, problem: "no \(role.name) found in \(limits.maxResyncScanBytes) bytes after a gap; rest of the stream not parsed", at: time)
+                report("no \(role.name) found in \(limits.maxResyncScanBytes) bytes after a gap; rest of the stream not parsed")
             }
             phase = .opaque
             return bytes.count
@@ -592,7 +596,6 @@ final class HTTPMessageParser {
         }
         switch phase {
         case .opaque:
-            opaqueGap?(length, time)
             return
         case .holding:
             heldGap = true
@@ -614,7 +617,7 @@ final class HTTPMessageParser {
             abandonMessage("\(what) in \(role.name) body; rest of the message lost", at: time)
             // The gap ran past the message's end: the next message may start right after it.
             if case .resync = phase { atLineStart = true }
-        case .head, .sniff, .afterRefusedTunnel:
+        case .head, .afterRefusedTunnel:
             if buffer.isEmpty {
                 pendingWarnings.append("\(what) before this \(role.name); earlier messages may be missing")
             } else if !salvageCutHead(because: "\(what) inside the \(role.name) head; the rest of it was not captured",
@@ -652,11 +655,11 @@ final class HTTPMessageParser {
             // Nearly always nothing is left: the text is made only when a head was cut.
             if !buffer.isEmpty {
                 let problem = "\(role.name) head cut short (\(buffer.count) bytes) when the connection \(reason.text)"
-                if !salvageCutHead(because: problem, at: time) { delegate?.parser(self, problem: problem, at: time) }
+                if !salvageCutHead(because: problem, at: time) { report(problem) }
             }
         case .holding:
             if !held.isEmpty || heldGap { releaseHeld(at: time) }
-        case .sniff, .resync, .opaque, .afterRefusedTunnel:
+        case .resync, .opaque, .afterRefusedTunnel:
             break
         }
         buffer.removeAll(keepingCapacity: true)
@@ -667,11 +670,11 @@ final class HTTPMessageParser {
     /// message as incomplete with the fields seen so far, instead of losing it. Returns false when there was not
     /// enough to show.
     private func salvageCutHead(because why: String, at time: Timestamp) -> Bool {
-        guard let lastLF = buffer.lastIndex(of: lf), let delegate else { return false }
+        guard let lastLF = buffer.lastIndex(of: lf), delegate != nil else { return false }
         var head = Array(buffer[...lastLF])
         head += [cr, lf]
         guard let parsed = try? HTTPHeadParser.parse(head[...], role: role),
-              let (message, _) = delegate.parser(self, didParse: parsed, headSize: buffer.count, at: headStart)
+              let (message, _) = announce(parsed, size: buffer.count)
         else { return false }
         buffer.removeAll()
         scanFrom = 0
@@ -683,7 +686,8 @@ final class HTTPMessageParser {
         return true
     }
 
-    /// The other side refused an upgrade: parse the held bytes as HTTP after all.
+    /// The other side refused an upgrade: parse the held bytes as HTTP after all. The connection calls this after
+    /// the call that read the refusal returned, never from inside a parser's call.
     func releaseHeld(at time: Timestamp) {
         guard case .holding = phase else { return }
         let bytes = held
@@ -695,13 +699,13 @@ final class HTTPMessageParser {
         } else {
             phase = .head
         }
-        bytes.withUnsafeBytes { consume($0, at: time) }
+        bytes.withUnsafeBytes { _ = consume($0, at: time) }
     }
 
     /// The server refused a CONNECT. A client may go on with HTTP on the same connection (a new CONNECT with
     /// credentials after a 407) or may already have sent, or still send, what it meant to tunnel. The held bytes
-    /// and those that follow are read as HTTP when their first line is a request line; otherwise they go to
-    /// `opaqueBytes`, after one call to `refusedTunnelBytesFollow`, and are never parsed as a message.
+    /// and those that follow are read as HTTP when their first line is a request line; otherwise the parser stops
+    /// (opaque) and hands them to the connection (`takeNotHTTP`); they are never parsed as a message.
     func releaseHeldAfterRefusedTunnel(at time: Timestamp) {
         guard case .holding = phase else { return }
         let bytes = held
@@ -713,20 +717,25 @@ final class HTTPMessageParser {
         } else {
             phase = .afterRefusedTunnel
         }
-        bytes.withUnsafeBytes { consume($0, at: time) }
+        bytes.withUnsafeBytes { _ = consume($0, at: time) }
     }
 
     private func decideAfterRefusedTunnel(isHTTP: Bool, at time: Timestamp) {
         let saved = buffer
         buffer.removeAll()
-        if isHTTP {
-            phase = .head
-        } else {
-            refusedTunnelBytesFollow?(time)
-            refusedTunnelBytesFollow = nil
+        guard isHTTP else {
+            notHTTP = saved
             phase = .opaque
+            return
         }
-        saved.withUnsafeBytes { consume($0, at: time) }
+        phase = .head
+        saved.withUnsafeBytes { _ = consume($0, at: time) }
+    }
+
+    /// The bytes after a refused CONNECT found not to be HTTP (once): what follows them this way is not HTTP either.
+    func takeNotHTTP() -> [UInt8]? {
+        defer { notHTTP = nil }
+        return notHTTP
     }
 
     /// After a refused CONNECT: whether the client's next bytes are HTTP. Nil until the first line is whole;
@@ -750,14 +759,11 @@ final class HTTPMessageParser {
         return final ? true : nil
     }
 
-    /// The other side accepted an upgrade or tunnel: stop parsing; what was held goes to `opaqueBytes` if set.
-    func becomeOpaque(at time: Timestamp? = nil) {
-        if let time, !held.isEmpty { held.withUnsafeBytes { opaqueBytes?($0, time) } }
-        if let time, heldGap { opaqueGap?(0, time) }
-        held.removeAll()
-        heldGap = false
-        buffer.removeAll()
-        phase = .opaque
+    /// The bytes held while an upgrade's answer was awaited, and whether some were lost: the next protocol's first
+    /// bytes this way once the other side accepted.
+    func takeHeld() -> (bytes: [UInt8], gap: Bool) {
+        defer { held = []; heldGap = false }
+        return (held, heldGap)
     }
 }
 
