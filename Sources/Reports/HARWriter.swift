@@ -112,9 +112,11 @@ public final class HARWriter {
     private static func request(_ exchange: HTTPExchange, into json: inout TextOutput) {
         json.append("{")
         let request = exchange.request
-        json.key("method"); json.string(request?.method ?? "GET")
+        // No request captured (lost in a gap, or before the capture began): HAR requires a method and a version;
+        // empty strings say they were not seen rather than inventing a GET.
+        json.key("method"); json.string(request?.method ?? "")
         json.append(","); json.key("url"); json.string(ExchangeText.url(exchange))
-        json.append(","); json.key("httpVersion"); json.string(request?.version ?? "HTTP/1.1")
+        json.append(","); json.key("httpVersion"); json.string(request?.version ?? "")
         json.append(","); json.key("cookies"); HARCookie.write(HARCookie.fromRequest(request?.headers ?? HTTPHeaders()), into: &json)
         json.append(","); json.key("headers"); headers(request?.headers ?? HTTPHeaders(), into: &json)
         json.append(","); json.key("queryString"); nameValues(queryPairs(request?.uri ?? ""), into: &json)
@@ -131,6 +133,7 @@ public final class HARWriter {
         }
         json.append(","); json.key("headersSize"); json.number(request?.headSize ?? -1)
         json.append(","); json.key("bodySize"); json.number(request?.body.transferSize ?? -1)
+        if request == nil { json.append(","); json.key("comment"); json.string("no request captured") }
         json.append("}")
     }
 

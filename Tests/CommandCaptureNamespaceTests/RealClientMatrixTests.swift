@@ -42,6 +42,46 @@ struct RealClientMatrixTests {
         print("matrix: \(client.name): \(summary.joined(separator: ", "))")
     }
 
+    /// The matrix compares JSON; the text view with -v (headers and bodies) and HAR must equal offline too. One
+    /// live run gives both (-v on standard output, --har to a file); several clients, two runs each.
+    @Test("live equals offline in the text view with -v and in HAR",
+          arguments: ["curl-parallel", "node-fetch", "python-httpx-h2", "chromium-h1"])
+    func textAndHAR(_ name: String) throws {
+        let client = try #require(RealClientLab.clients.first { $0.name == name })
+        guard TestEnvironment.hasProgram(client.program) else {
+            print("skipped \(name): \(client.program) is not installed (Scripts/setup --test installs it)")
+            return
+        }
+        let lab = try RealClientLab()
+        defer { lab.stop() }
+        for run in 1...2 {
+            let file = { (suffix: String) in lab.directory.appendingPathComponent("\(name)-views-\(run).\(suffix)").path }
+            let tcpdump = try TcpdumpBeside(interface: "any", filter: "tcp port \(lab.port)", file: file("pcap"))
+            let live = try BackgroundCommandCapture(["--http", "-v", "--har", file("live.har"), "--"]
+                                                    + lab.command(for: client, keysCopy: file("keys"))).finish(timeout: 60)
+            tcpdump.stop()
+            #expect(live.status == 0, "\(live.stderr.suffix(600))")
+            let offline = try TestSupport.run(CommandCaptureHarness.capture, ["-r", file("pcap"), "--keylog", file("keys"),
+                                                                              "--http", "-v", "--har", file("offline.har")])
+            let liveBlocks = TextBlocks.normalized(live.stdout, serverPort: lab.port)
+            let offlineBlocks = TextBlocks.normalized(offline.stdoutText, serverPort: lab.port)
+            #expect(liveBlocks.count >= 11, "\(name) run \(run): \(liveBlocks.count) exchanges shown live")
+            #expect(liveBlocks == offlineBlocks, """
+                \(name) run \(run), -v: live only \(Set(liveBlocks).subtracting(offlineBlocks).map { $0.prefix(300) }), \
+                offline only \(Set(offlineBlocks).subtracting(liveBlocks).map { $0.prefix(300) })
+                """)
+            let liveEntries = try HAREntries.normalized(file("live.har"))
+            let offlineEntries = try HAREntries.normalized(file("offline.har"))
+            #expect(liveEntries.count >= 11, "\(name) run \(run): \(liveEntries.count) HAR entries")
+            #expect(liveEntries == offlineEntries, """
+                \(name) run \(run), HAR: live only \(Set(liveEntries).subtracting(offlineEntries).map { $0.prefix(300) }), \
+                offline only \(Set(offlineEntries).subtracting(liveEntries).map { $0.prefix(300) })
+                """)
+            print("views: \(name) | \(run) | \(liveBlocks.count) blocks, \(liveEntries.count) HAR entries | "
+                  + "text \(liveBlocks == offlineBlocks ? "=" : "≠") offline, HAR \(liveEntries == offlineEntries ? "=" : "≠") offline")
+        }
+    }
+
     @Test("-w FILE.pcapng under -- COMMAND: pcapng with the key log embedded; tshark and capture -r read it decrypted")
     func pcapngWithSecrets() throws {
         guard TestEnvironment.hasProgram("tshark") else {
@@ -175,6 +215,40 @@ enum ExchangeLines {
         for key in ["ts", "client", "server", "timing"] { kept.removeValue(forKey: key) }
         let data = (try? JSONSerialization.data(withJSONObject: kept, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Exchange blocks of the text view (a line starting with the time, then its indented header and body lines).
+enum TextBlocks {
+    /// The blocks about the lab's server, sorted (completion order may legitimately differ), without the start time
+    /// and the duration on their first line (two captures of the same packets differ by microseconds).
+    static func normalized(_ text: String, serverPort: Int) -> [String] {
+        var blocks: [[Substring]] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.wholeMatch(of: /\d\d:\d\d:\d\d\.\d{3} .*/) != nil {
+                blocks.append([line])
+            } else if !blocks.isEmpty {
+                blocks[blocks.count - 1].append(line)
+            }
+        }
+        return blocks.filter { $0[0].contains(":\(serverPort) ") }.map { block in
+            let head = block[0].dropFirst(13).replacing(#/  \d+(\.\d+)? (µs|ms|s)  /#, with: "  ")
+            return ([head] + block.dropFirst()).joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        }.sorted()
+    }
+}
+
+/// HAR entries, sorted, without what two captures of the same packets may disagree on: times and the
+/// connection number.
+enum HAREntries {
+    static func normalized(_ path: String) throws -> [String] {
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
+        let entries = (object?["log"] as? [String: Any])?["entries"] as? [[String: Any]] ?? []
+        return try entries.map { entry in
+            var kept = entry
+            for key in ["startedDateTime", "time", "timings", "connection"] { kept.removeValue(forKey: key) }
+            return String(decoding: try JSONSerialization.data(withJSONObject: kept, options: [.sortedKeys]), as: UTF8.self)
+        }.sorted()
     }
 }
 

@@ -198,12 +198,15 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
         unanswered.response = nil
         unanswered.complete = false
         writer.add(unanswered)
+        var unasked = exampleExchange()
+        unasked.request = nil
+        writer.add(unasked)
         try writer.finish()
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         let log = try #require(object["log"] as? [String: Any])
         #expect(log["version"] as? String == "1.2")
         let entries = try #require(log["entries"] as? [[String: Any]])
-        try #require(entries.count == 3)
+        try #require(entries.count == 4)
         let first = entries[0]
         #expect(first["startedDateTime"] as? String == ExchangeText.iso8601(exampleExchange().time))
         #expect(first["serverIPAddress"] as? String == "93.184.216.34")
@@ -224,6 +227,11 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
         let postData = try #require((entries[1]["request"] as? [String: Any])?["postData"] as? [String: Any])
         #expect(postData["params"] as? [[String: String]] == [["name": "a", "value": "1"], ["name": "b", "value": "two words"]])
         #expect((entries[2]["response"] as? [String: Any])?["status"] as? Int == 0)
+        // A response whose request was not seen: nothing invented for the request HAR requires.
+        let unseen = try #require(entries[3]["request"] as? [String: Any])
+        #expect(unseen["method"] as? String == "" && unseen["httpVersion"] as? String == "")
+        #expect(unseen["comment"] as? String == "no request captured")
+        #expect((entries[3]["response"] as? [String: Any])?["status"] as? Int == 200)
     }
 }
 
