@@ -32,7 +32,7 @@ let package = Package(
             pkgConfig: "libpcap",
             providers: [.apt(["libpcap-dev"])]
         ),
-        // zlib, ISA-L inflate, brotli and zstd decoders, libcrypto's SHA-256 (HTTPDecoding) and record ciphers (TLS).
+        // zlib, ISA-L inflate, brotli and zstd decoders, libcrypto's SHA-256 (BodyDecoding) and record ciphers (TLS).
         .systemLibrary(
             name: "CCompression",
             providers: [.apt(["zlib1g-dev", "libisal-dev", "libbrotli-dev", "libzstd-dev", "libssl-dev"])]
@@ -40,23 +40,32 @@ let package = Package(
         .target(name: "PacketDecoding", swiftSettings: crossModule),
         .target(name: "PacketCapture", dependencies: ["CPcap", "PacketDecoding"], swiftSettings: crossModule),
         .target(name: "FlowReassembly", dependencies: ["PacketDecoding"], swiftSettings: crossModule),
-        .target(name: "HTTPDecoding", dependencies: ["CCompression", "FlowReassembly", "PacketDecoding"], swiftSettings: crossModule),
+        // The exchange model: HTTP/1 and HTTP/2 exchanges, gRPC calls, WebSocket messages, TLS session facts,
+        // connection notices, body digests, and the limits every HTTP decoder shares. No parser lives here.
+        .target(name: "HTTPModel", dependencies: ["FlowReassembly", "PacketDecoding"], swiftSettings: crossModule),
+        // Bodies as transferred -> decoded bytes, size, SHA-256 and what is kept: content codings and hashing,
+        // used by HTTP/1, HTTP/2 and WebSocket alike.
+        .target(name: "BodyDecoding", dependencies: ["CCompression", "HTTPModel"], swiftSettings: crossModule),
+        .target(
+            name: "HTTPDecoding", dependencies: ["BodyDecoding", "FlowReassembly", "HTTPModel", "PacketDecoding"],
+            swiftSettings: crossModule
+        ),
         // TLS key logs, record layer and decryption: key derivation and MACs from swift-crypto, record ciphers from
         // libcrypto's EVP (keyed once per key, not per record; see RecordCipher).
         .target(
             name: "TLS",
             dependencies: [
-                "CCompression", "FlowReassembly", "PacketDecoding",
+                "CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: crossModule
         ),
-        .target(name: "Reports", dependencies: ["FlowReassembly", "HTTPDecoding", "PacketDecoding", "TLS"], swiftSettings: crossModule),
+        .target(name: "Reports", dependencies: ["FlowReassembly", "HTTPModel", "PacketDecoding", "TLS"], swiftSettings: crossModule),
         // HTTP/2 frames, HPACK, streams as exchanges; WebSocket after a 101; gRPC framing; QUIC Initial labels.
         .target(
             name: "HTTP2",
             dependencies: [
-                "CCompression", "FlowReassembly", "HTTPDecoding", "PacketDecoding",
+                "BodyDecoding", "CCompression", "FlowReassembly", "HTTPDecoding", "HTTPModel", "PacketDecoding",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -68,7 +77,10 @@ let package = Package(
         // one read loop over live and offline sources: every mode of `capture` runs it (docs/architecture.md).
         .target(
             name: "CaptureEngine",
-            dependencies: ["FlowReassembly", "HTTP2", "HTTPDecoding", "PacketCapture", "PacketDecoding", "SystemSupport", "TLS"],
+            dependencies: [
+                "FlowReassembly", "HTTP2", "HTTPDecoding", "HTTPModel", "PacketCapture", "PacketDecoding", "SystemSupport",
+                "TLS",
+            ],
             swiftSettings: crossModule
         ),
         // Spawning, waiting, signals, file locks and errno-typed errors: the OS plumbing, in one place.
@@ -79,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "capture",
             dependencies: [
-                "CaptureEngine", "PacketCapture", "PacketDecoding", "FlowReassembly", "HTTPDecoding", "Reports", "TLS",
+                "CaptureEngine", "PacketCapture", "PacketDecoding", "FlowReassembly", "HTTPModel", "Reports", "TLS",
                 "Sandbox", "SystemSupport", "LinkConditioner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -102,20 +114,21 @@ let package = Package(
         .testTarget(name: "PacketCaptureTests", dependencies: ["PacketCapture", "PacketDecoding", "TestSupport"]),
         .testTarget(
             name: "FlowReassemblyTests", dependencies: ["FlowReassembly", "PacketDecoding", "PacketCapture", "TestSupport"]),
-        .testTarget(name: "HTTPDecodingTests", dependencies: ["HTTPDecoding", "FlowReassembly", "TestSupport"]),
+        .testTarget(
+            name: "HTTPDecodingTests", dependencies: ["BodyDecoding", "HTTPDecoding", "HTTPModel", "FlowReassembly", "TestSupport"]),
         .testTarget(
             name: "HTTP2Tests",
             dependencies: [
-                "HTTP2", "HTTPDecoding", "FlowReassembly", "PacketDecoding", "Reports", "TestSupport",
+                "HTTP2", "HTTPDecoding", "HTTPModel", "FlowReassembly", "PacketDecoding", "Reports", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
         ),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "HTTPDecoding", "TestSupport"]),
+        .testTarget(name: "ReportsTests", dependencies: ["BodyDecoding", "Reports", "HTTPModel", "TLS", "TestSupport"]),
         .testTarget(name: "CaptureCLITests", dependencies: ["TestSupport"]),
         .testTarget(
             name: "CaptureEngineTests",
-            dependencies: ["CaptureEngine", "HTTPDecoding", "PacketCapture", "TLS", "TestSupport"]
+            dependencies: ["CaptureEngine", "HTTPDecoding", "HTTPModel", "PacketCapture", "TLS", "TestSupport"]
         ),
         // The module graph of docs/architecture.md, from what the sources import.
         .testTarget(name: "ArchitectureTests"),
@@ -129,7 +142,7 @@ let package = Package(
         .testTarget(name: "CommandCaptureNamespaceTests", dependencies: ["Sandbox", "SystemSupport", "TestSupport"]),
         .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),
         .testTarget(name: "TLSTests", dependencies: [
-            "TLS", "FlowReassembly", "PacketDecoding", "TestSupport",
+            "TLS", "FlowReassembly", "HTTPModel", "PacketDecoding", "TestSupport",
             // Only to seal records for RecordCipherTests: swift-crypto is the independent side there.
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import FlowReassembly
 import HTTPDecoding
+import HTTPModel
 import PacketCapture
 import PacketDecoding
 import Reports

@@ -1,6 +1,7 @@
 import FlowReassembly
 @testable import HTTP2
 import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 
 // Header blocks through NIOHPACK exactly as the HTTP2 module drives it: an `HTTP2Connection` made by the takeover

@@ -1,5 +1,6 @@
 import FlowReassembly
 import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 import Reports
 

@@ -5,6 +5,7 @@
 import FlowReassembly
 @testable import HTTP2
 import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -2,6 +2,7 @@ import Crypto
 import FlowReassembly
 @testable import HTTP2
 import HTTPDecoding
+import HTTPModel
 @testable import PacketDecoding
 import _CryptoExtras
 

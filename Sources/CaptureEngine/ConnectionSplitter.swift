@@ -1,4 +1,5 @@
 import FlowReassembly
+import HTTPModel
 import PacketDecoding
 
 /// Reassembly's consumer on the reading thread when two threads decode: each new connection is decoded either

@@ -1,6 +1,7 @@
 import FlowReassembly
 import HTTP2
 import HTTPDecoding
+import HTTPModel
 import PacketCapture
 import PacketDecoding
 import TLS

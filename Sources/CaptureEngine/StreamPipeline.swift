@@ -1,5 +1,4 @@
 import FlowReassembly
-import HTTPDecoding
 import SystemSupport
 import TLS
 

@@ -1,4 +1,4 @@
-import HTTPDecoding
+import HTTPModel
 
 /// Counts and sizes gRPC's length-prefixed messages (1-byte compressed flag, 4-byte big-endian length, then
 /// the message) in one direction of a call's de-framed DATA bytes, keeping a few bytes of each as hex.

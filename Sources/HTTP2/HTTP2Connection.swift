@@ -1,5 +1,6 @@
 import FlowReassembly
 import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 
 /// Decodes one HTTP/2 connection (RFC 9113) from both directions' bytes: frames, HPACK per direction, and

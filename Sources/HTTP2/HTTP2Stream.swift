@@ -1,5 +1,6 @@
+import BodyDecoding
 import FlowReassembly
-import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 
 /// One HTTP/2 stream while it is open: each side's header fields, body and trailers as they arrive.

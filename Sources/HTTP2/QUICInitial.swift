@@ -1,6 +1,6 @@
 import Crypto
-import _CryptoExtras
 import HTTPDecoding
+import _CryptoExtras
 
 /// Labels a QUIC connection (HTTP/3 when ALPN says h3) from the client's first Initial packet: version from the
 /// long header, and — for QUIC v1 — the ClientHello's server name and ALPN, by removing Initial protection with

@@ -1,5 +1,5 @@
 import FlowReassembly
-import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 
 /// Watches UDP port 443 for QUIC client Initial packets and labels each flow once (`ConnectionNotice.quic`).

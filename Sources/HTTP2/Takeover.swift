@@ -1,5 +1,6 @@
 import HTTPDecoding
 
+
 /// Plugs the HTTP/2 and WebSocket decoders into HTTPDecoding: pass `HTTP2Takeover(limits:).factory` to
 /// `HTTPStreamDecoder(limits:takeover:onEvent:)`; each connection's router asks it for the next layer's handler.
 public struct HTTP2Takeover: Sendable {

@@ -1,5 +1,7 @@
+import BodyDecoding
 import FlowReassembly
 import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 
 /// Decodes RFC 6455 frames on both directions of a connection after a 101 to `Upgrade: websocket`: masking

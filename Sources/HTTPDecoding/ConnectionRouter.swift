@@ -1,4 +1,5 @@
 import FlowReassembly
+import HTTPModel
 import PacketDecoding
 
 /// Decides what reads one TCP connection's bytes, after Zeek's PIA and mitmproxy's next-layer. HTTP/1.x reads

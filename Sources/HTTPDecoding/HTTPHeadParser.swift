@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPModel
 
 /// The start line and header fields of one message, parsed from its complete head.
 enum ParsedStartLine: Sendable, Hashable {

@@ -1,9 +1,11 @@
 // Longer than 600 lines: `HTTPMessageParser` is one incremental state machine over one direction's bytes (head,
 // chunk framing, body, trailers, HTTP/0.9 answers) whose states share the buffers declared with it; split across
 // files, each part would need the others' private state. The message it fills and the framing types come first.
+import BodyDecoding
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPModel
 import PacketDecoding
 
 /// One message being read: its parsed head, its body so far, and what went wrong.

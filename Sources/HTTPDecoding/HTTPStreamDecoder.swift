@@ -1,4 +1,6 @@
+import BodyDecoding
 import FlowReassembly
+import HTTPModel
 import PacketDecoding
 
 /// Turns reassembled TCP streams into paired HTTP/1.x exchanges. Plug it into reassembly as its

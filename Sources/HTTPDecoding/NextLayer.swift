@@ -1,4 +1,6 @@
+import BodyDecoding
 import FlowReassembly
+import HTTPModel
 import PacketDecoding
 
 /// What a connection turns out to carry next, as found by the handler reading it (or by the router's look at the

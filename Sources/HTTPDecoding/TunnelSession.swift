@@ -1,4 +1,5 @@
 import FlowReassembly
+import HTTPModel
 import PacketDecoding
 
 /// An opaque tunnel (an accepted CONNECT, or an upgrade no decoder understands): bytes counted each way, TLS inside

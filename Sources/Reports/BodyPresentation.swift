@@ -1,5 +1,5 @@
 import Foundation
-import HTTPDecoding
+import HTTPModel
 
 /// How a decoded body is shown: text in its charset, JSON pretty-printed, anything binary only summarised.
 public enum BodyPresentation: Equatable {

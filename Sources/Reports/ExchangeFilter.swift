@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPDecoding
+import HTTPModel
 
 /// Filters beside BPF: `--host`, `--path`, `--method`, `--status`. Each given filter must match (AND); within one
 /// filter, comma-separated alternatives match if any does (OR).

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 
 /// Small text helpers shared by the renderers.

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPDecoding
+import HTTPModel
 
 /// HAR 1.2 `cookies`: from the request's `Cookie` headers (`a=1; b=2`, RFC 6265 section 4.2) and from each
 /// response `Set-Cookie` header (`name=value; Path=/; Domain=...; Expires=...; HttpOnly; Secure`, section 4.1).

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPDecoding
+import HTTPModel
 
 /// `--har FILE`: HTTP Archive 1.2 (http://www.softwareishard.com/blog/har-12-spec/), as Chrome DevTools and
 /// Charles import it. Entries are written as exchanges complete, so memory does not grow with the capture;

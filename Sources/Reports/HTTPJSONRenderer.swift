@@ -1,4 +1,4 @@
-import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 
 /// `--json`: one object per exchange, one line each (NDJSON). The field names are a documented contract

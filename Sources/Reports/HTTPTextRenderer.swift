@@ -1,4 +1,4 @@
-import HTTPDecoding
+import HTTPModel
 import TLS
 import PacketDecoding
 

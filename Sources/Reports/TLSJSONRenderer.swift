@@ -1,3 +1,4 @@
+import HTTPModel
 import PacketDecoding
 import TLS
 

@@ -3,6 +3,7 @@
 // lines when next changed (ArchitectureTests asks every file over 600 lines for a reason).
 import FlowReassembly
 import Foundation
+import HTTPModel
 import PacketDecoding
 
 /// Sits between TCP reassembly and the HTTP decoders: for connections that start with a TLS handshake it parses the

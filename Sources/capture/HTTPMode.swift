@@ -2,7 +2,7 @@ import ArgumentParser
 import CaptureEngine
 import FlowReassembly
 import Foundation
-import HTTPDecoding
+import HTTPModel
 import PacketCapture
 import PacketDecoding
 import Reports

@@ -10,6 +10,8 @@ import Testing
         ["CPcap", "CCompression", "SystemSupport"],
         ["PacketDecoding", "Sandbox"],
         ["PacketCapture", "FlowReassembly", "LinkConditioner"],
+        ["HTTPModel"],
+        ["BodyDecoding"],
         ["HTTPDecoding", "TLS"],
         ["HTTP2"],
         ["CaptureEngine", "Reports"],

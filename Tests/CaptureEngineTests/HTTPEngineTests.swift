@@ -1,6 +1,7 @@
 import CaptureEngine
 import Foundation
 import HTTPDecoding
+import HTTPModel
 import PacketCapture
 import TestSupport
 import TLS

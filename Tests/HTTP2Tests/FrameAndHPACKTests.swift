@@ -1,6 +1,7 @@
 import FlowReassembly
 @testable import HTTP2
 import HTTPDecoding
+import HTTPModel
 import NIOCore
 import NIOHPACK
 import PacketDecoding

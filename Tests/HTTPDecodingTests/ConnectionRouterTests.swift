@@ -1,4 +1,5 @@
 import FlowReassembly
+import HTTPModel
 @testable import HTTPDecoding
 import PacketDecoding
 import Testing

@@ -1,5 +1,7 @@
 import FlowReassembly
+@testable import BodyDecoding
 @testable import HTTPDecoding
+import HTTPModel
 import TestSupport
 import Testing
 

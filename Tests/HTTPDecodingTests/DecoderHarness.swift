@@ -1,6 +1,8 @@
 import FlowReassembly
 import Foundation
+@testable import BodyDecoding
 @testable import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 import TestSupport
 

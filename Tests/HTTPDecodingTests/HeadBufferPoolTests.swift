@@ -1,5 +1,7 @@
 import FlowReassembly
+@testable import BodyDecoding
 @testable import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 import Testing
 

@@ -1,4 +1,5 @@
 @testable import HTTPDecoding
+import HTTPModel
 import Testing
 
 /// The head parser on its own: field trimming, obsolete folding, bare LF, Latin-1 fallback and the exact error

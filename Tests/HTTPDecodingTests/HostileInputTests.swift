@@ -1,6 +1,7 @@
 import FlowReassembly
 import Foundation
 @testable import HTTPDecoding
+import HTTPModel
 import Testing
 
 /// Regression tests for what fuzzing and hand-made hostile captures found (issue 9): each used to crash, hang

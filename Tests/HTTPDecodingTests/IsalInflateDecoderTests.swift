@@ -1,4 +1,6 @@
+@testable import BodyDecoding
 @testable import HTTPDecoding
+import HTTPModel
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import FlowReassembly
 @testable import HTTPDecoding
+import HTTPModel
 import Testing
 
 /// Whole conversations with odd messages (issue 9): none vanishes, pairing stays right, each oddity is a named

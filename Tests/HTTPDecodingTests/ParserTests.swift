@@ -1,5 +1,6 @@
 import FlowReassembly
 @testable import HTTPDecoding
+import HTTPModel
 import Testing
 
 @Suite struct ParserTests {

@@ -1,5 +1,6 @@
 import FlowReassembly
 @testable import HTTPDecoding
+import HTTPModel
 import Testing
 
 /// Hostile and broken input: the decoder must never crash or hang, whatever the bytes, splits and gaps.

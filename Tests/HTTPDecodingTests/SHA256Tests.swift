@@ -1,4 +1,6 @@
+@testable import BodyDecoding
 @testable import HTTPDecoding
+import HTTPModel
 import Testing
 
 /// Both SHA-256 implementations: libcrypto (used for bodies) and the pure-Swift reference.

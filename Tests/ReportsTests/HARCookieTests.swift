@@ -1,5 +1,5 @@
 import Foundation
-import HTTPDecoding
+import HTTPModel
 @testable import Reports
 import Testing
 

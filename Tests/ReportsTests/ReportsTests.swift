@@ -1,6 +1,7 @@
+import BodyDecoding
 import FlowReassembly
 import Foundation
-import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 @testable import Reports
 import Testing

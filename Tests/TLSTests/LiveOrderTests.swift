@@ -1,5 +1,6 @@
 import FlowReassembly
 import Foundation
+import HTTPModel
 import Testing
 @testable import TLS
 

@@ -1,4 +1,5 @@
 import FlowReassembly
+import HTTPModel
 import PacketDecoding
 @testable import TLS
 

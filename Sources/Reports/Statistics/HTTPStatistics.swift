@@ -1,4 +1,4 @@
-import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 
 /// Latencies of one group of exchanges, kept up to a bound; percentiles are nearest-rank over the samples kept.

@@ -1,4 +1,4 @@
-import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 
 /// Everything `capture --stats` reports, gathered packet by packet (and exchange by exchange for HTTP).

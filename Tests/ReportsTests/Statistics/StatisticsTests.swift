@@ -1,6 +1,6 @@
 import FlowReassembly
 import Foundation
-import HTTPDecoding
+import HTTPModel
 import PacketDecoding
 @testable import Reports
 import Testing

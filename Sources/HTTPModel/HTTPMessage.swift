@@ -43,7 +43,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     }
 
     /// Room for `fields` fields whose names and values come to at most `bytes` bytes.
-    mutating func reserveCapacity(bytes: Int, fields: Int) {
+    package mutating func reserveCapacity(bytes: Int, fields: Int) {
         storage.reserveCapacity(bytes + fields * Self.lengthsSize)
     }
 
@@ -64,14 +64,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     }
 
     /// Appends a field from the wire: each part kept as UTF-8 when it is, else read as Latin-1.
-    mutating func append(wireName name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+    package mutating func append(wireName name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         let field = beginField()
         let nameLength = appendText(name)
         setLengths(of: field, name: nameLength, value: appendText(value))
     }
 
     /// Continues the last field's value from the wire (obsolete line folding): a space, then `more`.
-    mutating func continueLastValue(wire more: UnsafeRawBufferPointer) {
+    package mutating func continueLastValue(wire more: UnsafeRawBufferPointer) {
         guard count > 0 else { return }
         let last = storage.withUnsafeBytes { Span(at: lastField, in: $0) }
         storage.append(UInt8(ascii: " "))
@@ -112,7 +112,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     }
 
     /// No byte with the high bit set; 8 bytes at a time.
-    static func isASCII(_ buffer: UnsafeRawBufferPointer) -> Bool {
+    package static func isASCII(_ buffer: UnsafeRawBufferPointer) -> Bool {
         guard let base = buffer.baseAddress else { return true }
         var index = 0
         var high: UInt64 = 0
@@ -208,7 +208,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// The header's value when it appears exactly once as a plain decimal number (digits only, no leading zero,
     /// within `Int`), read without allocating; nil otherwise (absent, repeated, a list, signs, spaces, overflow),
     /// for the caller to read through `values` and name what is odd.
-    func plainDecimalValue(_ name: String) -> Int? {
+    package func plainDecimalValue(_ name: String) -> Int? {
         var result: Int?
         var seen = 0
         forEachValue(of: name) { digits in
@@ -447,13 +447,4 @@ public enum HTTPEvent: Sendable, Hashable {
     case warning(connection: ConnectionID?, message: String, time: Timestamp)
     /// A WebSocket message on a connection upgraded by a 101 (only with a takeover decoder plugged in).
     case webSocket(WebSocketMessage)
-}
-
-extension StringProtocol {
-    func trimmingASCIIWhitespace() -> String {
-        var view = Substring(self)
-        while let first = view.first, first == " " || first == "\t" { view = view.dropFirst() }
-        while let last = view.last, last == " " || last == "\t" { view = view.dropLast() }
-        return String(view)
-    }
 }

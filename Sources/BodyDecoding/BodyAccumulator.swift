@@ -1,3 +1,5 @@
+import HTTPModel
+
 /// Takes one message's body as transferred (already de-chunked), removes its content codings as bytes arrive,
 /// and keeps only what the limits allow: running SHA-256 and size of the decoded body, its first bytes for
 /// display, and, while decoding is in progress, the same for the raw bytes so a failed decode can fall back to
@@ -215,7 +217,7 @@ public final class DecodedBytesBudget {
     public let limit: Int
     public private(set) var spent = 0
     let inflateBuffers = InflateBufferPool()
-    let headBuffers = ByteArrayPool()
+    package let headBuffers = ByteArrayPool()
 
     public init(limit: Int) { self.limit = limit }
 
@@ -231,17 +233,17 @@ public final class DecodedBytesBudget {
 /// Byte arrays that closed connections' parsers gave back (their head buffers), for the next connections' parsers:
 /// otherwise most connections allocate one for their first head, in each direction. They come back empty; a
 /// buffer that grew past `keptCapacity` (a long head, a large segment) is freed instead.
-final class ByteArrayPool {
-    static let capacity = 64
-    static let keptCapacity = 8192
+package final class ByteArrayPool {
+    package static let capacity = 64
+    package static let keptCapacity = 8192
     private var free: [[UInt8]] = []
 
-    var freeCount: Int { free.count }
+    package var freeCount: Int { free.count }
 
-    func take() -> [UInt8] { free.popLast() ?? [] }
+    package func take() -> [UInt8] { free.popLast() ?? [] }
 
     /// Takes `array`'s storage, leaving it empty.
-    func giveBack(_ array: inout [UInt8]) {
+    package func giveBack(_ array: inout [UInt8]) {
         var taken: [UInt8] = []
         swap(&taken, &array)
         guard free.count < Self.capacity, taken.capacity > 0, taken.capacity <= Self.keptCapacity else { return }

@@ -31,6 +31,21 @@ public struct TLSSessionFacts: Sendable, Hashable {
     public var earlyDataOffered: Bool
     public var decryption: Decryption
 
-    public var versionName: String? { version.map(TLSVersionName.name) }
-    public var cipherSuiteName: String? { cipherSuite.map(CipherSuite.name(of:)) }
+    public init(connection: ConnectionID, client: Endpoint, server: Endpoint, time: Timestamp, version: UInt16?,
+                cipherSuite: UInt16?, serverName: String?, offeredALPN: [String], alpn: String?, resumed: Bool,
+                helloRetryRequest: Bool, earlyDataOffered: Bool, decryption: Decryption) {
+        self.connection = connection
+        self.client = client
+        self.server = server
+        self.time = time
+        self.version = version
+        self.cipherSuite = cipherSuite
+        self.serverName = serverName
+        self.offeredALPN = offeredALPN
+        self.alpn = alpn
+        self.resumed = resumed
+        self.helloRetryRequest = helloRetryRequest
+        self.earlyDataOffered = earlyDataOffered
+        self.decryption = decryption
+    }
 }
