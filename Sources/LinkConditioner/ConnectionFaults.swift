@@ -1,11 +1,18 @@
 import Foundation
 
-/// Connection-level faults that packet loss cannot express (toxiproxy's reset_peer, timeout, limit_data): reset
-/// or stall a TCP connection after some bytes, refuse new connections. Applied by an nftables table of their own,
-/// `tapkit_faults_IFACE`, beside whichever engine conditions the link, on the profile's selected traffic.
+/// Connection-level faults that packet loss cannot express (toxiproxy's reset_peer, timeout, limit_data and
+/// toxicity): reset or stall a TCP connection after some bytes or some time, reset a share of connections, refuse
+/// new ones. Applied by an nftables table of their own, `tapkit_faults_IFACE`, beside whichever engine conditions
+/// the link, on the profile's selected traffic.
 public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
     /// Reset every selected TCP connection once it has carried this many bytes (IP bytes, both ways).
     public var resetAfterBytes: UInt64?
+    /// Reset every selected TCP connection this long after it opened (at its first packet after that).
+    public var resetAfterMilliseconds: UInt64?
+    /// Reset only this share of new connections, chosen at random when each opens (toxiproxy's toxicity); with
+    /// neither `resetAfterBytes` nor `resetAfterMilliseconds`, a chosen connection is reset at its first packet
+    /// after the SYNs.
+    public var resetPercent: Double?
     /// Drop everything of a selected TCP connection, both ways, once it has carried this many bytes.
     public var stallAfterBytes: UInt64?
     /// Refuse new selected TCP connections.
@@ -20,22 +27,57 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
         case timeout
     }
 
-    public init(resetAfterBytes: UInt64? = nil, stallAfterBytes: UInt64? = nil, refuse: Refusal? = nil) {
+    /// Limits shared by profile files and flags.
+    public static let maximumBytes: UInt64 = 1_000_000_000_000_000
+    public static let maximumMilliseconds: UInt64 = 86_400_000
+
+    public init(resetAfterBytes: UInt64? = nil, resetAfterMilliseconds: UInt64? = nil, resetPercent: Double? = nil,
+                stallAfterBytes: UInt64? = nil, refuse: Refusal? = nil) {
         self.resetAfterBytes = resetAfterBytes
+        self.resetAfterMilliseconds = resetAfterMilliseconds
+        self.resetPercent = resetPercent
         self.stallAfterBytes = stallAfterBytes
         self.refuse = refuse
     }
 
-    public var isEmpty: Bool { resetAfterBytes == nil && stallAfterBytes == nil && refuse == nil }
+    public var isEmpty: Bool { self == ConnectionFaults() }
+
+    /// Whether any reset fault is set.
+    var resets: Bool { resetAfterBytes != nil || resetAfterMilliseconds != nil || resetPercent != nil }
+
+    /// These faults with every field `other` sets taken from it (command-line flags over a profile's faults).
+    public func overridden(by other: ConnectionFaults) -> ConnectionFaults {
+        ConnectionFaults(resetAfterBytes: other.resetAfterBytes ?? resetAfterBytes,
+                         resetAfterMilliseconds: other.resetAfterMilliseconds ?? resetAfterMilliseconds,
+                         resetPercent: other.resetPercent ?? resetPercent,
+                         stallAfterBytes: other.stallAfterBytes ?? stallAfterBytes, refuse: other.refuse ?? refuse)
+    }
+
+    /// What is out of range, in the words of the profile file's fields.
+    public var problems: [String] {
+        var problems: [String] = []
+        for (field, value) in [("resetAfterBytes", resetAfterBytes), ("stallAfterBytes", stallAfterBytes)] {
+            if let value, !(1...Self.maximumBytes).contains(value) { problems.append("faults.\(field) must be 1 to 10^15 bytes") }
+        }
+        if let value = resetAfterMilliseconds, !(1...Self.maximumMilliseconds).contains(value) {
+            problems.append("faults.resetAfterMs must be 1 ms to 1 day")
+        }
+        if let value = resetPercent, !(value > 0 && value <= 100) { problems.append("faults.resetPercent must be more than 0 and at most 100") }
+        return problems
+    }
 
     public static func table(_ interface: InterfaceName) -> String {
         "tapkit_faults_" + String(interface.rawValue.map { $0.isLetter || $0.isNumber ? $0 : "_" })
     }
 
     /// One `nft` invocation creating the table. Bytes are counted per connection by a quota in a dynamic set keyed
-    /// by conntrack id, updated from both directions (the kernel's conntrack accounting is off by default). A reset
-    /// turns the arriving packet into an RST for the local socket (so the client sees ECONNRESET even when it only
-    /// receives) and rejects what the client sends with a reset. Every rule has a counter: `status` reads them.
+    /// by conntrack id, updated from both directions (the kernel's conntrack accounting is off by default). A
+    /// connection's age is a set whose elements expire: its id goes in when it opens, with a timeout of the reset
+    /// time, and a connection known to have opened (a second set, so those open before apply are left alone) but no
+    /// longer in it is older than that. The share of connections reset is drawn once per connection, when it opens.
+    /// A reset turns the arriving packet into an RST for the local socket (so the client sees ECONNRESET even when
+    /// it only receives) and rejects what the client sends with a reset. Traffic to `--exclude` endpoints returns
+    /// first. Every fault rule has a counter and a comment naming its fault: `status` reads them.
     public static func createTable(_ faults: ConnectionFaults, interface: InterfaceName,
                                    selection: TrafficSelection) -> [String] {
         let table = table(interface)
@@ -45,20 +87,70 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
         // client's packets can be rejected with a reset or ICMP delivered back to it.
         script.append(["add", "chain", "inet", table, "uplink", "{", "type", "filter", "hook", "output", "priority", "0", ";", "}"])
         script.append(["add", "chain", "inet", table, "downlink", "{", "type", "filter", "hook", "prerouting", "priority", "0", ";", "}"])
-        let up = ["oifname", device] , down = ["iifname", device]
-        for (name, limit) in [("reset", faults.resetAfterBytes), ("stall", faults.stallAfterBytes)] {
-            guard let limit else { continue }
-            // Named `NAME_after` ("reset" alone is an nft keyword).
-            script.append(["add", "set", "inet", table, name + "_after", "{", "typeof", "ct", "id", ";", "flags", "dynamic,timeout", ";",
-                           "timeout", "1d", ";", "size", "65536", ";", "}"])
-            let over = ["update", "@" + name + "_after", "{", "ct", "id", "quota", "over", String(limit), "bytes", "}", "counter"]
-            for (chain, prefix, action) in [("uplink", up, name == "reset" ? ["reject", "with", "tcp", "reset"] : ["drop"]),
-                                            ("downlink", down, name == "reset" ? ["tcp", "flags", "set", "rst|ack"] : ["drop"])] {
+        func set(_ name: String, timeout: String) -> [String] {
+            ["add", "set", "inet", table, name, "{", "typeof", "ct", "id", ";", "flags", "dynamic,timeout", ";",
+             "timeout", timeout, ";", "size", "65536", ";", "}"]
+        }
+        let chains = [("uplink", ["oifname", device]), ("downlink", ["iifname", device])]
+        func rules(_ body: (_ uplink: Bool) -> [[String]]) {
+            for (chain, prefix) in chains {
                 for match in matches(selection, uplink: chain == "uplink") {
-                    script.append(["add", "rule", "inet", table, chain] + prefix + match + over + action
-                                  + ["comment", "\"\(name)\""])
+                    script += body(chain == "uplink").map { ["add", "rule", "inet", table, chain] + prefix + match + $0 }
                 }
             }
+        }
+        for (chain, prefix) in chains {
+            for exclusion in selection.exclusions {
+                script.append(["add", "rule", "inet", table, chain] + prefix
+                              + UserspaceEngine.exclusionMatch(exclusion.endpoint, uplink: chain == "uplink") + ["return"])
+            }
+        }
+        // When a connection opens (in either direction: a client here, or a server here with --src-port).
+        var opening: [String] = []
+        if faults.resetAfterMilliseconds != nil {
+            script.append(set("reset_open", timeout: "2d"))
+            script.append(set("reset_young", timeout: String(faults.resetAfterMilliseconds!) + "ms"))
+            opening += ["add", "@reset_open", "{", "ct", "id", "}", "add", "@reset_young", "{", "ct", "id", "}"]
+        }
+        if let percent = faults.resetPercent, percent < 100 {
+            script.append(set("reset_chosen", timeout: "2d"))
+            opening += ["numgen", "random", "mod", "1000000", "<", String(Int((percent * 10_000).rounded())),
+                        "add", "@reset_chosen", "{", "ct", "id", "}"]
+        }
+        if !opening.isEmpty { rules { _ in [["ct", "state", "new"] + opening] } }
+        let chosen = (faults.resetPercent ?? 100) < 100 ? ["ct", "id", "@reset_chosen"] : []
+        // Alternatives, each a rule: reset after N bytes, or after N ms, whichever comes first; or at once.
+        var resetWhen: [[String]] = []
+        if let bytes = faults.resetAfterBytes {
+            script.append(set("reset_after", timeout: "1d"))
+            resetWhen.append(["update", "@reset_after", "{", "ct", "id", "quota", "over", String(bytes), "bytes", "}"])
+        }
+        if faults.resetAfterMilliseconds != nil {
+            resetWhen.append(["ct", "id", "@reset_open", "ct", "id", "!=", "@reset_young"])
+        }
+        let atOnce = ["tcp", "flags", "!", "syn"]
+        if resetWhen.isEmpty && faults.resetPercent != nil { resetWhen.append(atOnce) }
+        if faults.resets {
+            // Both ends learn of a reset, as from a peer's: the local socket from the RST made here, the far end from
+            // the local stack's own RST when the far end's next segment, let through, finds no socket any more.
+            script.append(set("reset_done", timeout: "1d"))
+            let done = ["add", "@reset_done", "{", "ct", "id", "}", "counter"]
+            rules { uplink in
+                resetWhen.compactMap { when in
+                    if uplink {
+                        // "At once" means at the first packet that arrives; and the local stack's RSTs pass.
+                        return when == atOnce ? nil
+                            : chosen + when + ["tcp", "flags", "!", "rst"] + done + ["reject", "with", "tcp", "reset", "comment", "\"reset\""]
+                    }
+                    return chosen + when + ["ct", "id", "!=", "@reset_done"] + done + ["tcp", "flags", "set", "rst|ack", "comment", "\"reset\""]
+                }
+            }
+        }
+        if let bytes = faults.stallAfterBytes {
+            // Named `NAME_after` ("stall" alone would do, but "reset" is an nft keyword: one pattern for both).
+            script.append(set("stall_after", timeout: "1d"))
+            rules { _ in [["update", "@stall_after", "{", "ct", "id", "quota", "over", String(bytes), "bytes", "}", "counter", "drop",
+                           "comment", "\"stall\""]] }
         }
         if let refuse = faults.refuse {
             let action = switch refuse {
@@ -67,7 +159,7 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
             case .timeout: ["drop"]
             }
             for match in matches(selection, uplink: true) {
-                script.append(["add", "rule", "inet", table, "uplink"] + up + match
+                script.append(["add", "rule", "inet", table, "uplink"] + chains[0].1 + match
                               + ["tcp", "flags", "&", "(syn|ack)", "==", "syn", "counter"] + action + ["comment", "\"refuse\""])
             }
         }

@@ -74,7 +74,8 @@ public enum PlanBuilder {
             commands += UserspaceEngine.queueRules(interface)
         }
         if let faults = engineProfile.faults, !faults.isEmpty {
-            commands.append(ConnectionFaults.createTable(faults, interface: interface, selection: selection))
+            commands.append(ConnectionFaults.createTable(faults, interface: interface,
+                                                         selection: engineProfile.effectiveSelection(selection)))
         }
         if replaceIngress {
             commands.append(["tc", "qdisc", "del", "dev", interface.rawValue, "ingress"])
@@ -115,7 +116,8 @@ public enum PlanBuilder {
                              to: downlinkSpec(newProfile, selection: selection))
         if old.profile.faults.map({ !$0.isEmpty }) ?? false { plan.append(ConnectionFaults.deleteTable(interface)) }
         if let faults = new.profile.faults, !faults.isEmpty {
-            plan.append(ConnectionFaults.createTable(faults, interface: interface, selection: selection))
+            plan.append(ConnectionFaults.createTable(faults, interface: interface,
+                                                     selection: new.profile.effectiveSelection(selection)))
         }
         if oldUplink.needsTree && !newUplink.needsTree, new.replacedRoot == nil,
            let restore = old.replacedRoot?.restoreCommand(interface: interface) {

@@ -171,10 +171,11 @@ public struct Profile: Sendable, Equatable, Codable {
             if !(-1000...1000).contains(settings.packetOverheadBytes) { problems.append("\(label) packet overhead must be -1000 to 1000 bytes") }
         }
         if dnsDelayMicroseconds > maxMicroseconds { problems.append("DNS delay must be at most 60 s") }
+        problems += faults?.problems ?? []
         if schedule == nil && downlink.isUnchanged && uplink.isUnchanged && dnsDelayMicroseconds == 0
             && (faults?.isEmpty ?? true) {
             problems.append("it changes nothing (every field is absent or zero); set at least one of bandwidthKbit, "
-                            + "delayMs, lossPercent in downlink or uplink, or dnsDelayMs")
+                            + "delayMs, lossPercent in downlink or uplink, dnsDelayMs, or a fault")
         }
         return problems
     }

@@ -42,6 +42,27 @@ public enum ProfileDescription {
             : "no extra delay"
     }
 
+    /// "reset after 300000 bytes or 10 s (30% of connections), refuse new connections (TCP reset)"; nil without faults.
+    public static func faults(_ faults: ConnectionFaults?) -> String? {
+        guard let faults, !faults.isEmpty else { return nil }
+        var parts: [String] = []
+        var after: [String] = []
+        if let bytes = faults.resetAfterBytes { after.append("\(bytes) bytes") }
+        if let milliseconds = faults.resetAfterMilliseconds { after.append(TCUnits.humanTime(microseconds: milliseconds * 1000)) }
+        if faults.resets {
+            let share = faults.resetPercent.map { " (\(TCUnits.percent($0)) of connections)" } ?? ""
+            parts.append((after.isEmpty ? "reset connections at once" : "reset connections after " + after.joined(separator: " or ")) + share)
+        }
+        if let bytes = faults.stallAfterBytes { parts.append("stall connections after \(bytes) bytes") }
+        switch faults.refuse {
+        case .reset?: parts.append("refuse new connections (TCP reset)")
+        case .unreachable?: parts.append("refuse new connections (ICMP host unreachable)")
+        case .timeout?: parts.append("let new connections time out")
+        case nil: break
+        }
+        return parts.joined(separator: ", ") + " (TCP)"
+    }
+
     /// A schedule in one line: "Slow Net 15s -> Black Hole 5s, repeating" ("until stopped" for an open last step).
     public static func steps(_ schedule: Schedule) -> String {
         schedule.steps.map { step in
@@ -69,6 +90,7 @@ public enum ProfileDescription {
         lines.append("  Downlink: " + long(profile.downlink))
         lines.append("  Uplink:   " + long(profile.uplink))
         lines.append("  DNS:      " + dns(profile))
+        if let faults = faults(profile.faults) { lines.append("  Faults:   " + faults) }
         if profile.needsNetem {
             lines.append("  Needs:    htb, ifb, mirred, u32 and netem (for \(Conditioner.netemNeeds(profile)))")
         } else {

@@ -95,9 +95,10 @@ public enum ProfileFile {
                        faults: try faults(object["faults"], file: file))
     }
 
-    public static let faultFields = ["resetAfterBytes", "stallAfterBytes", "refuse"]
+    public static let faultFields = ["resetAfterBytes", "resetAfterMs", "resetPercent", "stallAfterBytes", "refuse"]
 
-    /// `"faults": {"resetAfterBytes": N, "stallAfterBytes": N, "refuse": "reset" | "unreachable" | "timeout"}`.
+    /// `"faults": {"resetAfterBytes": N, "resetAfterMs": MS, "resetPercent": P, "stallAfterBytes": N,
+    /// "refuse": "reset" | "unreachable" | "timeout"}`.
     private static func faults(_ value: JSONValue?, file: String) throws -> ConnectionFaults? {
         guard let value, value != .null else { return nil }
         guard case .object(let object) = value else {
@@ -120,8 +121,18 @@ public enum ProfileFile {
             }
             refuse = mode
         }
-        return ConnectionFaults(resetAfterBytes: try bytes("resetAfterBytes"), stallAfterBytes: try bytes("stallAfterBytes"),
-                                refuse: refuse)
+        let resetAfter = try number(object["resetAfterMs"], field: "faults.resetAfterMs", file: file,
+                                    range: 1...Double(ConnectionFaults.maximumMilliseconds),
+                                    expected: "a number of milliseconds from 1 to 86400000 (one day)")
+        let percent = try number(object["resetPercent"], field: "faults.resetPercent", file: file, range: 0...100,
+                                 expected: "a share of connections in percent, more than 0 and at most 100")
+        if percent == 0 {
+            throw ProfileFileError(file: file, field: "faults.resetPercent",
+                                   problem: "expected a share of connections in percent, more than 0 and at most 100, got 0 (leave the field out)")
+        }
+        return ConnectionFaults(resetAfterBytes: try bytes("resetAfterBytes"),
+                                resetAfterMilliseconds: resetAfter.map { UInt64($0.rounded()) }, resetPercent: percent,
+                                stallAfterBytes: try bytes("stallAfterBytes"), refuse: refuse)
     }
 
     /// Fields of a profile that is a schedule: other profiles by name, one after another.

@@ -31,17 +31,20 @@ public struct SandboxConditions: Codable, Sendable, Equatable {
     public var downlink: Direction
     public var uplink: Direction
     public var dnsDelayMicroseconds: UInt64
+    /// Absent in records written before faults reached sandboxes.
+    public var faults: ConnectionFaults?
 
     public init(_ profile: Profile) {
         name = profile.name
         downlink = Direction(profile.downlink)
         uplink = Direction(profile.uplink)
         dnsDelayMicroseconds = profile.dnsDelayMicroseconds
+        faults = profile.faults?.isEmpty == false ? profile.faults : nil
     }
 
     public var profile: Profile {
         Profile(name: name, downlink: downlink.settings, uplink: uplink.settings,
-                dnsDelayMicroseconds: dnsDelayMicroseconds)
+                dnsDelayMicroseconds: dnsDelayMicroseconds, faults: faults)
     }
 
     /// The form kept in a sandbox's registry record (which does not know the conditioner's types).
@@ -71,7 +74,9 @@ public struct SandboxNetemUnavailableError: Error, CustomStringConvertible {
 
 /// Conditions a sandbox with the conditioner's plan builder: the host end's egress is what the sandbox
 /// receives (downlink), the namespace end's egress what it sends (uplink, with the DNS delay, since DNS
-/// queries leave through it). No ifb: each direction already has an egress of its own.
+/// queries leave through it). No ifb: each direction already has an egress of its own. Connection faults are
+/// the interface's fault table, made inside the sandbox's namespace on its end of the veth (where the command's
+/// connections start and end); it goes with the namespace.
 public enum SandboxConditioning {
     public static func applyPlan(_ profile: Profile, to identity: SandboxIdentity) throws -> [[String]] {
         let host = try InterfaceName(identity.hostInterface)
@@ -83,20 +88,33 @@ public enum SandboxConditioning {
         if uplink.needsTree {
             commands += PlanBuilder.egressTree(device: inner, spec: uplink).map { inNamespace($0, identity) }
         }
+        if let faults = profile.faults, !faults.isEmpty {
+            commands.append(inNamespace(ConnectionFaults.createTable(faults, interface: inner, selection: .allIP), identity))
+        }
         return commands
     }
 
     public static func switchPlan(from old: Profile, to new: Profile, on identity: SandboxIdentity) throws -> [[String]] {
         let host = try InterfaceName(identity.hostInterface)
         let inner = try InterfaceName(identity.namespaceInterface)
+        var faults: [[String]] = []
+        if old.faults != new.faults {
+            if old.faults?.isEmpty == false { faults.append(ConnectionFaults.deleteTable(inner)) }
+            if let added = new.faults, !added.isEmpty {
+                faults.append(ConnectionFaults.createTable(added, interface: inner, selection: .allIP))
+            }
+        }
         return PlanBuilder.switchEgress(device: host, from: PlanBuilder.downlinkSpec(old), to: PlanBuilder.downlinkSpec(new))
-            + PlanBuilder.switchEgress(device: inner, from: PlanBuilder.uplinkSpec(old), to: PlanBuilder.uplinkSpec(new))
+            + (PlanBuilder.switchEgress(device: inner, from: PlanBuilder.uplinkSpec(old), to: PlanBuilder.uplinkSpec(new)) + faults)
                 .map { inNamespace($0, identity) }
     }
 
-    /// `tc ...` becomes `tc -n NAMESPACE ...` (likewise for `ip`).
+    /// `tc ...` becomes `tc -n NAMESPACE ...` (likewise for `ip`); `nft ...` becomes `ip netns exec NAMESPACE nft ...`
+    /// (nft has no namespace option).
     static func inNamespace(_ command: [String], _ identity: SandboxIdentity) -> [String] {
-        guard let program = command.first, program == "tc" || program == "ip" else { return command }
+        guard let program = command.first else { return command }
+        if program == "nft" { return ["ip", "netns", "exec", identity.namespace] + command }
+        guard program == "tc" || program == "ip" else { return command }
         return [program, "-n", identity.namespace] + command.dropFirst()
     }
 

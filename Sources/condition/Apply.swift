@@ -27,6 +27,7 @@ struct Apply: ParsableCommand {
     @Flag(help: "With --for, return at once and leave the revert to the watchdog.")
     var noWait = false
     @OptionGroup var targets: TargetOptions
+    @OptionGroup(title: "Connection faults") var faults: FaultOptions
     @OptionGroup var namespace: NamespaceOptions
     @Option(name: .customLong("then"), help: ArgumentHelp(
         "After --after, switch in place to this profile (and stay until off, --for or Ctrl-C).", valueName: "profile"))
@@ -46,9 +47,13 @@ struct Apply: ParsableCommand {
     var traceInterval: String?
 
     func validate() throws {
-        if (name == nil) == (scheduleFile == nil) {
-            throw ValidationError(name == nil ? "name a profile (see `condition list`), or give --schedule FILE"
-                                              : "give either a profile name or --schedule FILE, not both")
+        if name == nil && scheduleFile == nil && !faults.given {
+            throw ValidationError("name a profile (see `condition list`), give --schedule FILE, or give a fault flag such as --refuse reset")
+        }
+        if name != nil && scheduleFile != nil { throw ValidationError("give either a profile name or --schedule FILE, not both") }
+        if faults.given && (scheduleFile != nil || then != nil || traceDownlink != nil || traceUplink != nil) {
+            throw ValidationError("fault flags apply to one profile, not to --schedule, --then or a trace: put a \"faults\" object "
+                                  + "in the profile files the steps name")
         }
         if (then == nil) != (after == nil) { throw ValidationError("--then and --after go together: --then \"Black Hole\" --after 10s") }
         if let after, DurationParser.seconds(after) == nil {
@@ -74,8 +79,8 @@ struct Apply: ParsableCommand {
     func run() throws {
         try report { try Privileges.require("condition apply (it changes qdiscs with tc)") }
         if let sandbox = interface.sandbox {
-            return try report { try SandboxApply.run(profile: profiles.catalog(for: name).profileWithSettings(named: name ?? "", for: "--sandbox"), sandbox: sandbox,
-                                                     duration: duration) }
+            return try report { try SandboxApply.run(profile: faults.profile(name, catalog: { try profiles.catalog(for: name) }, use: "--sandbox"),
+                                                     sandbox: sandbox, duration: duration) }
         }
         if traceDownlink != nil || traceUplink != nil { return try runTrace() }
         if let (schedule, file) = try report({ try requestedSchedule() }) {
@@ -84,7 +89,9 @@ struct Apply: ParsableCommand {
             return try runSchedule(steps.map { ($0.profile, $0.seconds) }, repeats: schedule.repeats)
         }
         let seconds = duration.flatMap(DurationParser.seconds)
-        let (profile, device) = try report { (try profiles.catalog(for: name).profile(named: name ?? ""), try interface.name) }
+        let (profile, device) = try report {
+            (try faults.profile(name, catalog: { try profiles.catalog(for: name) }, use: "apply"), try interface.name)
+        }
         // With --for, Ctrl-C means "turn it off now": catch it from the start, so one arriving while
         // applying is not lost and never kills us half-way.
         let interrupt = seconds == nil ? nil : try report { try SignalCatcher(signals: [SIGINT, SIGTERM, SIGHUP]) }
@@ -143,6 +150,10 @@ struct Apply: ParsableCommand {
         guard let name else { return nil }
         let named = try profiles.catalog(for: name).profile(named: name)
         if let schedule = named.schedule {
+            if faults.given {
+                throw ReportedError(description: "\"\(named.name)\" is a schedule; fault flags apply to one profile (put a \"faults\" "
+                                    + "object in the profile files its steps name)")
+            }
             if then != nil {
                 throw ReportedError(description: "\"\(named.name)\" is a schedule already; --then adds a step to one profile "
                                     + "(add the step to \(named.source ?? "its file") instead)")
@@ -276,6 +287,7 @@ struct Apply: ParsableCommand {
         let selection = profile.effectiveSelection(outcome.state.selection ?? .allIP)
         if selection.isTargeted { print("Only \(selection.summary) is conditioned; everything else passes untouched.") }
         for exclusion in selection.exclusions { print("Not conditioned: \(exclusion)") }
+        if let faults = ProfileDescription.faults(profile.faults) { print("Faults: \(faults).") }
         if let source = profile.source { print("Profile from \(source)") }
     }
 }

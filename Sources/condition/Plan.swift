@@ -7,14 +7,23 @@ struct Plan: ParsableCommand {
         abstract: "Print the exact tc and ip commands apply would run, and those off would run; nothing is run.")
 
     @OptionGroup var profiles: ProfileOptions
-    @Argument(help: "Profile name.") var name: String
+    @Argument(help: "Profile name; may be left out with fault flags.") var name: String?
     @OptionGroup var interface: InterfaceOption
     @Flag(help: "Show the commands that replace a foreign root and ingress qdisc, as apply --force would.")
     var force = false
     @OptionGroup var targets: TargetOptions
+    @OptionGroup(title: "Connection faults") var faults: FaultOptions
+
+    func validate() throws {
+        if name == nil && !faults.given {
+            throw ValidationError("name a profile (see `condition list`), or give a fault flag such as --refuse reset")
+        }
+    }
 
     func run() throws {
-        let (profile, device) = try report { (try profiles.catalog(for: name).profileWithSettings(named: name, for: "plan"), try interface.name) }
+        let (profile, device) = try report {
+            (try faults.profile(name, catalog: { try profiles.catalog(for: name) }, use: "plan"), try interface.name)
+        }
         // A plan is for a fresh interface and needs no root, but a typo in the name should not go unnoticed.
         let runner = ProcessRunner()
         if let shown = try? runner.run(["ip", "link", "show", "dev", device.rawValue]), shown.status != 0 {
@@ -34,6 +43,7 @@ struct Plan: ParsableCommand {
         state.engineID = state.engine == .userspace ? "ENGINE-ID" : nil
         print("# apply \"\(profile.name)\" to \(device)" + (profile.source.map { " (profile from \($0))" } ?? ""))
         print("# engine: " + (profile.needsNetem ? state.activeEngine.summary : "htb only (no delay or loss)"))
+        if let faults = ProfileDescription.faults(profile.faults) { print("# faults: " + faults) }
         let store = StateStore(directory: ConditionEnvironment.stateDirectory, namespaceID: NetworkNamespace.currentID())
         for command in PlanBuilder.applyPlan(state: state, executable: RevertScheduler.currentExecutable(), store: store,
                                              replaceRoot: force) {

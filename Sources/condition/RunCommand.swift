@@ -20,15 +20,18 @@ struct RunCommand: ParsableCommand {
             Examples:
               sudo condition run 3G -- curl -O http://example.com/big.iso
               sudo condition run "Cable Modem" --capture app.pcap --http -- ./integration-tests
+              sudo condition run --reset-after-bytes 100000 -- python3 download.py
 
             Exit status: the command's; 128+N when a signal N killed it; 127 when the command is not found, \
             126 when it cannot be executed (as shells do); 125 when the sandbox could not be made.
             """)
 
-    @Argument(help: "The profile to apply (`condition list` shows them).")
-    var profile: String
+    @Argument(help: "The profile to apply (`condition list` shows them); may be left out with fault flags.")
+    var profile: String?
 
     @OptionGroup var profiles: ProfileOptions
+
+    @OptionGroup(title: "Connection faults (on the command's TCP connections)") var faults: FaultOptions
 
     @Option(name: .customLong("capture"), help: ArgumentHelp("Write everything the sandbox sends and receives to a pcap file.",
                                                              valueName: "FILE"))
@@ -49,6 +52,10 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         if command.isEmpty {
             throw ValidationError("missing the command to run: condition run PROFILE -- COMMAND [ARGS...]")
+        }
+        if profile == nil && !faults.given {
+            throw ValidationError("name a profile (see `condition list`) or give a fault flag such as --refuse reset: "
+                                  + "condition run PROFILE -- COMMAND [ARGS...]")
         }
         if json && !http { throw ValidationError("--json prints the exchanges of --http: add --http.") }
         if let captureFile {
@@ -77,7 +84,7 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(SandboxCLI.setupFailureStatus)
         }
         let chosen: Profile
-        do { chosen = try profiles.catalog(for: profile).profileWithSettings(named: profile, for: "run") } catch {
+        do { chosen = try faults.profile(profile, catalog: { try profiles.catalog(for: profile) }, use: "run") } catch {
             SandboxCLI.printError("condition run: \(error)")
             throw ExitCode(SandboxCLI.setupFailureStatus)
         }

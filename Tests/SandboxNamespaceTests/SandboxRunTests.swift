@@ -111,6 +111,33 @@ struct SandboxRunTests {
         }
     }
 
+    @Test("connection faults reach the sandbox's connections: curl is reset after the bytes given, or refused; nothing is left")
+    func connectionFaultsInsideTheSandbox() throws {
+        let server = try LoopbackWebServer(randomFiles: ["blob.bin": 2_000_000])
+        defer { server.stop() }
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Faults", 50_000, 50_000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        let curl = #"curl -sS -o /dev/null -w '%{size_download}\n' http://$TAPKIT_SANDBOX_HOST:"# + "\(server.port)/blob.bin; echo status=$?"
+        for (flags, status) in [(["--reset-after-bytes", "300000"], "status=56"), (["--refuse", "reset"], "status=7")] {
+            // A profile with the flags' faults over it (the profile has none of its own).
+            let run = try SandboxHarness.RunningCondition(["run", "Sandbox Faults", "--profiles", profiles.path] + flags
+                                                          + ["--", "sh", "-c", curl])
+            let result = run.finish(timeout: 30)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains(status), "\(flags): \(result.stdout) \(result.stderr)")
+            if status == "status=56" {
+                let bytes = Int(result.stdout.split(separator: "\n").first ?? "") ?? -1
+                #expect((150_000...300_000).contains(bytes), "reset after \(bytes) bytes")
+                #expect(result.stdout.contains("reset") || result.stderr.contains("reset"), "\(result.stderr)")
+            } else {
+                // curl 7.88 words ECONNREFUSED as "Couldn't connect to server" after 0 ms (no SYN retry).
+                #expect(result.stderr.contains("Failed to connect"), "\(result.stderr)")
+            }
+            let id = try #require(SandboxHarness.sandboxID(fromStderr: result.stderr))
+            #expect(try SandboxHarness.leftovers(of: id) == [])
+        }
+    }
+
     @Test("uplink: what the sandbox sends is paced by the namespace end at the profile's uplink rate (within 10%)",
           .enabled(if: TestEnvironment.hasProgram("iperf3"), "needs iperf3 (Scripts/setup --test)"))
     func uplinkRate() throws {

@@ -201,10 +201,8 @@ public enum UserspaceEngine {
              "{", "nd-router-solicit,", "nd-router-advert,", "nd-neighbor-solicit,", "nd-neighbor-advert,", "nd-redirect", "}", "return"],
         ]
         for exclusion in spec.selection.exclusions {
-            let family = exclusion.endpoint.network.family == .ipv4 ? "ip" : "ip6"
-            var rule = ["add", "rule", "inet", table, select, family, far, exclusion.endpoint.network.tcForm]
-            if let port = exclusion.endpoint.port { rule += ["meta", "l4proto", "{", "tcp,", "udp", "}", "th", farPort, String(port)] }
-            rules.append(rule + ["return"])
+            rules.append(["add", "rule", "inet", table, select]
+                         + exclusionMatch(exclusion.endpoint, uplink: spec.direction == .uplink) + ["return"])
         }
         var ports: [String] = []
         if !spec.selection.ports.isEmpty {
@@ -224,6 +222,13 @@ public enum UserspaceEngine {
             }
         }
         return rules
+    }
+
+    /// Matches traffic with an excluded far end (destination on the way out, source on the way in).
+    static func exclusionMatch(_ endpoint: RemoteEndpoint, uplink: Bool) -> [String] {
+        var match = [endpoint.network.family == .ipv4 ? "ip" : "ip6", uplink ? "daddr" : "saddr", endpoint.network.tcForm]
+        if let port = endpoint.port { match += ["meta", "l4proto", "{", "tcp,", "udp", "}", "th", uplink ? "dport" : "sport", String(port)] }
+        return match
     }
 
     private static func applyRules(_ profile: Profile, table: String) -> [[String]] {
