@@ -2,7 +2,8 @@
 """Turns capture fixtures into starting inputs for the fuzz targets (see docs/fuzzing.md).
 
 Usage: make-seeds.py KIND OUT_DIR MAX_LEN FIXTURE...
-KIND is the second column of Fuzz/targets: packets, streams, clienthello, files, tunnels, tlsrecords, hpack, quic, none.
+KIND is the second column of Fuzz/targets: packets, streams, clienthello, files, tunnels, tlsrecords, hpack, quic,
+nfqueue, none.
 """
 import hashlib
 import os
@@ -290,13 +291,46 @@ def seed_quic(out, fixtures, max_len):
                 save(out, bytes([1]) + bytes(packet[UDP].payload), max_len)
 
 
+def nfq_attribute(kind, payload):
+    length = 4 + len(payload)
+    return struct.pack("<HH", length, kind) + payload + bytes((4 - length % 4) % 4)
+
+
+def nfq_message(msg_type, attributes, queue=8192, flags=0):
+    """nlmsghdr (host order: little-endian here) + nfgenmsg (queue number big-endian) + attributes."""
+    body = bytes([0, 0]) + struct.pack(">H", queue) + b"".join(attributes)
+    return struct.pack("<IHHII", 16 + len(body), msg_type, flags, 1, 0) + body
+
+
+def seed_nfqueue(out, fixtures, max_len):
+    """Messages as the kernel sends them on a netfilter queue socket (linux/netfilter/nfnetlink_queue.h): packets
+    with NFQA_PACKET_HDR (id, hw protocol, hook), with and without NFQA_PAYLOAD (an IPv4 header and some bytes),
+    several in one receive, and the NLMSG_ERROR answers to configuration (acknowledgement, EPERM)."""
+    packet_type = (3 << 8) | 0
+    ipv4 = bytes.fromhex("4500003c1c4640004006b1e60a0000010a000002") + bytes(range(40))
+    def packet(packet_id, payload=None, queue=8192):
+        attributes = [nfq_attribute(1, struct.pack(">IHB", packet_id, 0x0800, 3)),
+                      nfq_attribute(9, struct.pack(">I", 2))]  # NFQA_IFINDEX_OUTDEV
+        if payload is not None:
+            attributes.append(nfq_attribute(10, payload))
+        return nfq_message(packet_type, attributes, queue)
+    for options in (0,):
+        save(out, bytes([options]) + packet(1), max_len)
+        save(out, bytes([options]) + packet(2, ipv4), max_len)
+        save(out, bytes([options]) + packet(3) + packet(4, ipv4, 8193) + packet(5, b"", 8194), max_len)
+    for code in (0, -1, -16):
+        request = struct.pack("<IHHII", 28, (3 << 8) | 2, 5, 7, 0) + bytes(12)
+        save(out, bytes([1]) + struct.pack("<IHHII", 16 + 4 + len(request), 2, 0, 7, 0) + struct.pack("<i", code) + request,
+             max_len)
+
+
 def main():
     kind, out, max_len = sys.argv[1], sys.argv[2], int(sys.argv[3])
     fixtures = sys.argv[4:]
     os.makedirs(out, exist_ok=True)
     makers = {"packets": seed_packets, "streams": seed_streams, "clienthello": seed_clienthello,
               "files": seed_files, "tunnels": seed_tunnels, "tlsrecords": seed_tlsrecords,
-              "hpack": seed_hpack, "quic": seed_quic,
+              "hpack": seed_hpack, "quic": seed_quic, "nfqueue": seed_nfqueue,
               "none": lambda *args: None}
     if kind not in makers:
         sys.exit(f"make-seeds.py: unknown seed kind {kind!r}; known: {', '.join(sorted(makers))}")

@@ -33,8 +33,11 @@ public struct HTTPEngineOptions {
     public var labelQUIC = true
     /// Stop after this many packets.
     public var packetLimit: Int?
-    /// Every packet is also saved to this pcap file as it arrives, whatever is shown (`--http -w FILE`).
+    /// Every packet is also saved to this file as it arrives, whatever is shown (`--http -w FILE`): pcapng when the
+    /// name ends in `.pcapng`, else pcap.
     public var savePacketsTo: String?
+    /// Key log lines written into a pcapng `savePacketsTo` as they become known, before the packets that follow.
+    public var secretsToSave: SecretsToEmbed?
 
     public init() {}
 }
@@ -120,7 +123,8 @@ private struct ReadLoop {
     ) throws {
         let handle = engine.handle, options = engine.options, packetDecoder = engine.packetDecoder
         var reassembler = TCPReassembler()
-        let writer = try options.savePacketsTo.map { try handle.makeWriter(path: $0) }
+        let writer = try options.savePacketsTo.map { try handle.makeWriter(path: $0, pcapng: $0.hasSuffix(".pcapng")) }
+        var secrets = options.secretsToSave
         defer { try? writer?.flush() }
         var quicLabeler = options.labelQUIC ? QUICLabeler() : nil
 
@@ -128,7 +132,6 @@ private struct ReadLoop {
         var packetsCut = 0, packetsRead = 0, longestCut = 0
         func feed<Target: StreamConsumer>(_ packet: CapturedPacket, into target: inout Target) -> ConnectionNotice? {
             packetsRead += 1
-            writer?.write(packet)
             lastTime = packet.timestamp
             if packet.bytes.count < packet.originalLength {
                 packetsCut += 1
@@ -138,6 +141,10 @@ private struct ReadLoop {
                                                originalLength: packet.originalLength)
             observe?(decoded)
             reassembler.process(decoded, into: &target)
+            if let writer {
+                if secrets != nil, let lines = secrets!.newLines() { writer.writeSecrets(lines) }
+                writer.write(packet)
+            }
             if let udp = decoded.udp, quicLabeler != nil { return quicLabeler!.inspect(udp, at: packet.timestamp) }
             return nil
         }
@@ -151,7 +158,16 @@ private struct ReadLoop {
         var failure: Error?
         do {
             try PacketReading.run(handle, limit: options.packetLimit, progress: &progress,
-                                  whenIdle: { pipeline?.handOver() },
+                                  whenIdle: {
+                                      // Two threads: the worker owns the consumer; the quiet time reaches it
+                                      // in order with what is batched.
+                                      if let pipeline {
+                                          pipeline.batch.idle()
+                                          pipeline.handOver()
+                                      } else {
+                                          consumer.idle()
+                                      }
+                                  },
                                   beforeEnd: {
                                       guard let pipeline else { return }
                                       local?.route.pipelineBatch = nil

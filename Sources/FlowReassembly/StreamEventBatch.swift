@@ -19,6 +19,7 @@ public struct StreamEventBatch<Extra: Sendable>: StreamConsumer, Sendable {
         case closed(ConnectionID, time: Timestamp)
         case warning(ConnectionID?, text: Int, time: Timestamp)
         case negotiated(ConnectionID, text: Int, time: Timestamp)
+        case idle
         case extra(Int)
     }
 
@@ -73,6 +74,8 @@ public struct StreamEventBatch<Extra: Sendable>: StreamConsumer, Sendable {
                     consumer.warning(id, texts[text], at: time)
                 case .negotiated(let id, let text, let time):
                     consumer.applicationProtocolNegotiated(id, texts[text], at: time)
+                case .idle:
+                    consumer.idle()
                 case .extra(let index):
                     extra(extras[index])
                 }
@@ -81,6 +84,10 @@ public struct StreamEventBatch<Extra: Sendable>: StreamConsumer, Sendable {
     }
 
     // MARK: StreamConsumer (recording)
+
+    public mutating func idle() {
+        events.append(.idle)
+    }
 
     public mutating func connectionOpened(_ id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp) {
         events.append(.opened(id, client: client, server: server, time: time))

@@ -47,8 +47,12 @@ public protocol StreamConsumer {
     mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp)
     /// The application protocol a connection negotiated out of band (TLS ALPN), before its first stream bytes.
     mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp)
+    /// No packet has come for a while (live captures, about every 100 ms while quiet): work held back for something
+    /// outside the packets (a TLS key not logged yet) may go on now rather than at the next packet.
+    mutating func idle()
 }
 
 extension StreamConsumer {
     public mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp) {}
+    public mutating func idle() {}
 }

@@ -113,6 +113,32 @@ public struct Conditioner: Sendable {
         return try interfaceExists(interface.ifbName) || engineTableExists(interface)
     }
 
+    /// The user-space engine's report for a record, if it wrote one.
+    func engineReport(_ state: ConditionState) -> EngineReport? {
+        (try? Data(contentsOf: store.url(state.interface, suffix: "engine"))).flatMap { try? JSONDecoder().decode(EngineReport.self, from: $0) }
+    }
+
+    /// Whether a complete record's user-space engine is gone: neither its supervisor nor the engine runs (both
+    /// killed at once, or the machine's processes but not /run went away). An apply returns only once the engine has
+    /// reported, so a complete record without a report has lost its engine too.
+    public func engineStopped(_ state: ConditionState) -> Bool {
+        guard state.activeEngine == .userspace, state.complete else { return false }
+        return !(engineReport(state)?.isRunning(engineID: state.engineID ?? "") ?? false)
+    }
+
+    /// Turns off every profile in this namespace whose user-space engine is gone, restoring its interface (its
+    /// nftables table and queue rules would otherwise stay, and htb and nftables loss with them); returns those
+    /// records. The CLI runs it first in `apply` and `status` (`off` restores its own interface anyway), so the next
+    /// command puts things right.
+    public func restoreStoppedEngines() -> [ConditionState] {
+        store.all().filter(engineStopped).compactMap { found in
+            try? store.withLock(found.interface) { () -> ConditionState? in
+                guard let state = try store.load(found.interface), state.engineID == found.engineID, engineStopped(state) else { return nil }
+                return rollBack(interface: state.interface, state: state).isEmpty ? state : nil
+            }
+        }
+    }
+
     /// Whether the user-space engine's nftables table is there (false where nft is missing).
     func engineTableExists(_ interface: InterfaceName) -> Bool {
         (try? runner.run(["nft", "list", "table", "inet", UserspaceEngine.table(interface)]))?.status == 0
@@ -132,7 +158,8 @@ public struct Conditioner: Sendable {
         return try store.withLock(interface) {
             let current = try qdiscs(interface)
             if let state = try store.load(interface) {
-                if state.complete, current.ingress != nil, try interfaceExists(state.ifb), state.activeEngine == engine {
+                if state.complete, current.ingress != nil, try interfaceExists(state.ifb), state.activeEngine == engine,
+                   !engineStopped(state) {
                     return try switchProfile(from: state, to: profile, interface: interface, current: current, options: options)
                 }
                 // A record without its tree (an interrupted apply, or someone removed it), or one whose engine cannot
@@ -278,6 +305,11 @@ public struct Conditioner: Sendable {
         }
         // Written before the first change, so a crash part-way still leaves what off needs.
         try store.save(state)
+        if engine == .userspace {
+            // iptables-nft makes the `mangle` tables the queue rules need and never removes them: note those it makes.
+            let absent = ["ip", "ip6"].filter { (try? runner.run(["nft", "list", "table", $0, "mangle"]))?.status != 0 }
+            if !absent.isEmpty { try store.setCreatedMangleTables(store.createdMangleTables().union(absent)) }
+        }
         let plan = PlanBuilder.applyPlan(state: state, executable: engineExecutable, store: store, replaceRoot: replaceRoot)
         do {
             try execute(plan, interface: interface)
@@ -431,10 +463,16 @@ public struct Conditioner: Sendable {
     /// what --force replaced, drop the record. Returns what could not be done.
     func rollBack(interface: InterfaceName, state: ConditionState?) -> [String] {
         var problems: [String] = []
-        for command in PlanBuilder.offPlan(interface: interface, state: state, observed: observe(interface, state: state)) {
+        let observed = observe(interface, state: state)
+        for command in PlanBuilder.offPlan(interface: interface, state: state, observed: observed) {
             do { try runner.check(command) } catch { problems.append("\(error)") }
         }
-        if problems.isEmpty { store.remove(interface) }
+        if problems.isEmpty {
+            store.remove(interface)
+            if !observed.emptiedMangleTables.isEmpty {
+                try? store.setCreatedMangleTables(store.createdMangleTables().subtracting(observed.emptiedMangleTables))
+            }
+        }
         return problems
     }
 
@@ -447,13 +485,20 @@ public struct Conditioner: Sendable {
         let table = (state == nil || state?.activeEngine == .userspace) && engineTableExists(interface)
         let rules = state?.activeEngine == .userspace || table
             ? UserspaceEngine.queueRules(interface).filter { (try? runner.run(UserspaceEngine.checking($0)))?.status == 0 } : []
+        // A mangle table apply made is left empty by this off when the queue rules about to go are all its rules.
+        let emptied = store.createdMangleTables().sorted().filter { family in
+            let ours = rules.filter { $0.first == (family == "ip" ? "iptables-nft" : "ip6tables-nft") }.count
+            guard let listed = try? runner.run(["nft", "-j", "list", "table", family, "mangle"]), listed.status == 0 else { return false }
+            return UserspaceEngine.mangleTableHoldsOnly(ruleCount: ours, nftJSON: Data(listed.stdout.utf8))
+        }
         return ObservedInterface(
             interfacePresent: current != nil, hasOurRoot: current?.hasOurRoot ?? false,
             hasForeignRoot: current?.foreignRoot != nil, ingressPresent: ingressPresent,
             ingressRedirectsToOurIFB: ingressPresent && state == nil && ((try? ingressIsOurs(interface)) ?? false),
             ifbPresent: (try? interfaceExists(interface.ifbName)) == true,
             engineTablePresent: table, presentQueueRules: rules,
-            faultTablePresent: (try? runner.run(["nft", "list", "table", "inet", ConnectionFaults.table(interface)]))?.status == 0)
+            faultTablePresent: (try? runner.run(["nft", "list", "table", "inet", ConnectionFaults.table(interface)]))?.status == 0,
+            emptiedMangleTables: emptied)
     }
 
     // MARK: - Status
@@ -470,10 +515,9 @@ public struct Conditioner: Sendable {
             if !selection.exclusions.isEmpty { status.excluded = selection.exclusions.map(\.description) }
             status.engine = state.profile.needsNetem ? state.activeEngine.summary : "htb only (no delay or loss)"
             if state.activeEngine == .userspace {
-                status.engineCounters = (try? Data(contentsOf: store.url(state.interface, suffix: "engine")))
-                    .flatMap { try? JSONDecoder().decode(EngineReport.self, from: $0) }
-                if let report = status.engineCounters, kill(report.pid, 0) != 0 {
-                    status.problem = "the user-space engine (pid \(report.pid)) is not running; run `condition off -i \(state.interface)`"
+                status.engineCounters = engineReport(state)
+                if let report = status.engineCounters, !report.isRunning(engineID: state.engineID ?? "") {
+                    status.problem = "the user-space engine (pid \(report.worker ?? report.pid)) is not running; run `condition off -i \(state.interface)`"
                 } else if status.engineCounters == nil {
                     status.problem = "the user-space engine has not reported; run `condition off -i \(state.interface)`"
                 }

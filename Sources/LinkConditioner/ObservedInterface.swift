@@ -13,11 +13,14 @@ public struct ObservedInterface: Sendable, Equatable {
     public var presentQueueRules: [[String]]
     /// The connection faults' nftables table.
     public var faultTablePresent: Bool
+    /// The `mangle` tables (`ip`, `ip6`) that apply made and that hold nothing once the queue rules above are gone.
+    public var emptiedMangleTables: [String]
 
     public init(interfacePresent: Bool, hasOurRoot: Bool, hasForeignRoot: Bool, ingressPresent: Bool,
                 ingressRedirectsToOurIFB: Bool, ifbPresent: Bool, engineTablePresent: Bool = false,
-                presentQueueRules: [[String]] = [], faultTablePresent: Bool = false) {
+                presentQueueRules: [[String]] = [], faultTablePresent: Bool = false, emptiedMangleTables: [String] = []) {
         self.faultTablePresent = faultTablePresent
+        self.emptiedMangleTables = emptiedMangleTables
         self.engineTablePresent = engineTablePresent
         self.presentQueueRules = presentQueueRules
         self.interfacePresent = interfacePresent
@@ -28,7 +31,8 @@ public struct ObservedInterface: Sendable, Equatable {
         self.ifbPresent = ifbPresent
     }
 
-    /// The interface as `apply` of `state` leaves it: what `condition plan` shows `off` for.
+    /// The interface as `apply` of `state` leaves it: what `condition plan` shows `off` for (with the user-space engine,
+    /// on a namespace where nothing else uses iptables' `mangle` tables, so apply made them and off removes them).
     public static func afterApplying(_ state: ConditionState) -> ObservedInterface {
         let userspace = state.activeEngine == .userspace
         let profile = userspace ? UserspaceEngine.rateOnly(state.profile) : state.profile
@@ -38,6 +42,7 @@ public struct ObservedInterface: Sendable, Equatable {
                                  ingressPresent: true, ingressRedirectsToOurIFB: true, ifbPresent: true,
                                  engineTablePresent: userspace,
                                  presentQueueRules: userspace ? UserspaceEngine.queueRules(state.interface) : [],
-                                 faultTablePresent: !(state.profile.faults?.isEmpty ?? true))
+                                 faultTablePresent: !(state.profile.faults?.isEmpty ?? true),
+                                 emptiedMangleTables: userspace ? ["ip", "ip6"] : [])
     }
 }

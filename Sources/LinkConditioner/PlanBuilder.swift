@@ -134,6 +134,7 @@ public enum PlanBuilder {
     public static func offPlan(interface: InterfaceName, state: ConditionState?, observed: ObservedInterface) -> [[String]] {
         // The queue rules first, so nothing more is queued; the engine sees its record gone and exits by itself.
         var commands: [[String]] = observed.presentQueueRules.map(UserspaceEngine.deleting)
+        commands += observed.emptiedMangleTables.map { ["nft", "delete", "table", $0, "mangle"] }
         if observed.engineTablePresent { commands.append(UserspaceEngine.deleteTable(interface)) }
         if observed.faultTablePresent { commands.append(ConnectionFaults.deleteTable(interface)) }
         let dev = interface.rawValue

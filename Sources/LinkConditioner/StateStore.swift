@@ -98,6 +98,25 @@ public struct StateStore: Sendable {
         try encoder.encode(state).write(to: url(state.interface), options: .atomic)
     }
 
+    /// The `mangle` tables (`ip`, `ip6`) that iptables-nft created for the user-space engine's queue rules in this
+    /// namespace, where none were before: the last `off` deletes them (iptables-nft leaves a table and its chains
+    /// behind when its last rule goes). Namespace-wide, since interfaces share the tables.
+    var createdMangleTablesURL: URL { directory.appendingPathComponent("\(namespaceID)-created-mangle-tables") }
+
+    public func createdMangleTables() -> Set<String> {
+        let text = (try? String(contentsOf: createdMangleTablesURL, encoding: .utf8)) ?? ""
+        return Set(text.split(separator: "\n").map(String.init).filter { $0 == "ip" || $0 == "ip6" })
+    }
+
+    func setCreatedMangleTables(_ families: Set<String>) throws {
+        if families.isEmpty {
+            try? FileManager.default.removeItem(at: createdMangleTablesURL)
+            return
+        }
+        try createDirectory()
+        try Data((families.sorted().joined(separator: "\n") + "\n").utf8).write(to: createdMangleTablesURL, options: .atomic)
+    }
+
     /// Removes the record and the user-space engine's report beside it.
     public func remove(_ interface: InterfaceName) {
         try? FileManager.default.removeItem(at: url(interface))

@@ -9,6 +9,8 @@ import Glibc
 /// slow terminal costs visible queue drops instead of silently stalling the kernel ring. Memory is fixed at
 /// `capacity` bytes, allocated once.
 final class PacketQueue: @unchecked Sendable {
+    /// How often `idle` runs while no packet comes.
+    static let idleIntervalNanoseconds = 100_000_000
     private static let recordHeader = 24  // seconds(8) nanoseconds(4) originalLength(4) capturedLength(4) pad(4)
     private let storage: UnsafeMutableRawBufferPointer
     private var head = 0  // next byte to read
@@ -74,15 +76,20 @@ final class PacketQueue: @unchecked Sendable {
     }
 
     /// Waits for the next packet and lends it to `body`; false once closed and empty. `idle` runs (without the
-    /// lock) once before waiting, when there is no packet to hand out right now.
+    /// lock) when there is no packet to hand out right now, and again every `idleInterval` while none comes.
     func pop(index: Int, idle: () -> Void = {}, _ body: (CapturedPacket) throws -> Void) rethrows -> Bool {
         pthread_mutex_lock(&mutex)
-        if used == 0 && !closed {
+        while used == 0 && !closed {
             pthread_mutex_unlock(&mutex)
             idle()
             pthread_mutex_lock(&mutex)
+            guard used == 0 && !closed else { break }
+            var until = timespec()
+            clock_gettime(CLOCK_REALTIME, &until)
+            until.tv_nsec += Self.idleIntervalNanoseconds
+            if until.tv_nsec >= 1_000_000_000 { until.tv_sec += 1; until.tv_nsec -= 1_000_000_000 }
+            _ = pthread_cond_timedwait(&notEmpty, &mutex, &until)
         }
-        while used == 0 && !closed { pthread_cond_wait(&notEmpty, &mutex) }
         if used == 0 {
             pthread_mutex_unlock(&mutex)
             return false

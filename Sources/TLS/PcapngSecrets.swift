@@ -73,77 +73,47 @@ public enum PcapngSecrets {
         return bigEndian ? value.byteSwapped : value
     }
 
-    /// Rewrites a classic pcap file as pcapng with one Decryption Secrets Block holding `keyLog` (when not empty)
-    /// before the first packet, so Wireshark and tshark open it decrypted. Written beside it and renamed over it, so a failure leaves
-    /// the pcap as it was.
-    public static func rewritePcapAsPcapng(path: String, keyLog: String) throws {
+    /// Rewrites a pcapng file that `-w` streamed (Decryption Secrets Blocks written as keys became known, maybe after
+    /// some packets that needed them) so that one block holding all of `keyLog` comes first, right after the
+    /// Section Header Block, and the others are left out: every packet then has its keys before it, for readers
+    /// that decrypt in one pass (tshark). Written beside the file and renamed over it, so a failure leaves it as it
+    /// was.
+    public static func gatherAtFront(path: String, keyLog: String) throws {
         guard let input = FileHandle(forReadingAtPath: path) else {
-            throw TLSKeyLogError(path: path, reason: "cannot be read back to add the key log")
+            throw TLSKeyLogError(path: path, reason: "cannot be read back to gather the key log at its start")
         }
         defer { try? input.close() }
-        guard let header = try input.read(upToCount: 24), header.count == 24 else {
-            throw TLSKeyLogError(path: path, reason: "is not a complete pcap file (no 24-byte file header)")
+        func readBlock() throws -> [UInt8]? {
+            guard let header = try input.read(upToCount: 8), header.count == 8 else { return nil }
+            let length = Int(word([UInt8](header), 4, bigEndian: false))
+            guard length >= 12, length % 4 == 0, length <= 1 << 26,
+                  let rest = try input.read(upToCount: length - 8), rest.count == length - 8 else {
+                throw TLSKeyLogError(path: path, reason: "is not a complete pcapng file as written by -w (a block is cut short)")
+            }
+            return [UInt8](header) + [UInt8](rest)
         }
-        let fileHeader = [UInt8](header)
-        let magic = word(fileHeader, 0, bigEndian: false)
-        let swapped: Bool, nanoseconds: Bool
-        switch magic {
-        case 0xA1B2_C3D4: (swapped, nanoseconds) = (false, false)
-        case 0xA1B2_3C4D: (swapped, nanoseconds) = (false, true)
-        case 0xD4C3_B2A1: (swapped, nanoseconds) = (true, false)
-        case 0x4D3C_B2A1: (swapped, nanoseconds) = (true, true)
-        default: throw TLSKeyLogError(path: path, reason: "is not a pcap file (magic 0x\(String(magic, radix: 16)))")
+        guard let section = try readBlock(), word(section, 0, bigEndian: false) == sectionHeader,
+              word(section, 8, bigEndian: false) == 0x1A2B_3C4D else {
+            throw TLSKeyLogError(path: path, reason: "is not a little-endian pcapng file as written by -w")
         }
-        let snapLength = word(fileHeader, 16, bigEndian: swapped)
-        let linkType = word(fileHeader, 20, bigEndian: swapped)
-
         let temporary = path + ".tmp-\(getpid())"
         guard FileManager.default.createFile(atPath: temporary, contents: nil),
               let output = FileHandle(forWritingAtPath: temporary) else {
             throw TLSKeyLogError(path: temporary, reason: "cannot be created")
         }
-        var out: [UInt8] = []
+        var out = section
         func flushIfBig(_ force: Bool = false) throws {
             if force || out.count >= 1 << 20 { try output.write(contentsOf: out); out.removeAll(keepingCapacity: true) }
         }
         do {
-            // Section Header Block: byte-order magic, version 1.0, section length unknown (-1).
-            block(0x0A0D_0D0A, into: &out) { body in
-                append32(0x1A2B_3C4D, &body); append16(1, &body); append16(0, &body)
-                body += [UInt8](repeating: 0xFF, count: 8)
-            }
-            // Interface Description Block, with if_tsresol 9 (nanoseconds) when the pcap had them.
-            block(0x0000_0001, into: &out) { body in
-                append16(UInt16(truncatingIfNeeded: linkType), &body); append16(0, &body); append32(snapLength, &body)
-                if nanoseconds {
-                    append16(9, &body); append16(1, &body); body += [9, 0, 0, 0]
-                    append16(0, &body); append16(0, &body)
-                }
-            }
             let secrets = [UInt8](keyLog.utf8)
             if !secrets.isEmpty { block(decryptionSecrets, into: &out) { body in
                 append32(tlsKeyLog, &body); append32(UInt32(secrets.count), &body)
                 body += secrets
                 body += [UInt8](repeating: 0, count: (4 - secrets.count % 4) % 4)
             } }
-            // Enhanced Packet Blocks, one per pcap record.
-            let units: UInt64 = nanoseconds ? 1_000_000_000 : 1_000_000
-            while let recordHeader = try input.read(upToCount: 16), recordHeader.count == 16 {
-                let fields = [UInt8](recordHeader)
-                let seconds = UInt64(word(fields, 0, bigEndian: swapped))
-                let fraction = UInt64(word(fields, 4, bigEndian: swapped))
-                let captured = Int(word(fields, 8, bigEndian: swapped))
-                let original = word(fields, 12, bigEndian: swapped)
-                guard captured <= 1 << 24, let data = try input.read(upToCount: captured), data.count == captured else { break }
-                let timestamp = seconds * units + fraction
-                block(0x0000_0006, into: &out) { body in
-                    append32(0, &body)
-                    append32(UInt32(truncatingIfNeeded: timestamp >> 32), &body)
-                    append32(UInt32(truncatingIfNeeded: timestamp), &body)
-                    append32(UInt32(captured), &body); append32(original, &body)
-                    body += data
-                    body += [UInt8](repeating: 0, count: (4 - captured % 4) % 4)
-                }
+            while let next = try readBlock() {
+                if word(next, 0, bigEndian: false) != decryptionSecrets { out += next }
                 try flushIfBig()
             }
             try flushIfBig(true)
@@ -169,9 +139,5 @@ public enum PcapngSecrets {
 
     private static func append32(_ value: UInt32, _ out: inout [UInt8]) {
         out += [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)]
-    }
-
-    private static func append16(_ value: UInt16, _ out: inout [UInt8]) {
-        out += [UInt8(value & 0xFF), UInt8(value >> 8)]
     }
 }

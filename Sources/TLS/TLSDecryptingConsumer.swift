@@ -33,6 +33,8 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     /// Every record is decrypted into this buffer and handed on from it before the next one: one buffer for all
     /// records instead of one per record.
     private var plaintext: [UInt8] = []
+    /// Bytes of records held by all connections (bounded by `limits.maxHeldBytesInAll`).
+    private var heldBytes = 0
 
     public init(keys: TLSKeySource, limits: TLSDecryptionLimits = TLSDecryptionLimits(), inner: Inner,
                 onSession: @escaping (TLSSessionFacts) -> Void) {
@@ -114,6 +116,12 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         inner.applicationProtocolNegotiated(id, protocolName, at: time)
     }
 
+    /// A key logged after the connection went quiet: its held records are shown now, not at the next packet.
+    public mutating func idle() {
+        retryWaiting(rereadNow: false)
+        inner.idle()
+    }
+
     /// Reports the key log's bad lines read since the last call (lines appended to a followed file).
     public mutating func reportKeyLogWarnings(at time: Timestamp) {
         for warning in keys.pendingWarnings { inner.warning(nil, warning.description, at: time) }
@@ -153,6 +161,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     /// The connection's last words: the TLS line if not said yet, what was never decrypted, then the close.
     private mutating func complete(_ connection: TLSConnection, at time: Timestamp) {
         connections.removeValue(forKey: connection.id)
+        heldBytes -= connection.pendingBytes  // nothing, as the connection was drained; kept exact regardless
         waitingForKeys.remove(connection.id)
         if connection.mode == .tls {
             for side in 0...1 {
@@ -193,11 +202,17 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         if case .record(let record) = pending.event {
             let limit = connection.serverHello == nil ? limits.maxHeldBytesBeforeServerHello : limits.maxHeldBytesPerConnection
             // Records count with their 5-byte header, so a flood of empty records is bounded too.
-            guard connection.pendingBytes + HeldRecord.headerLength + record.fragment.count <= limit else {
-                overflow(connection, pending, record, limit: limit)
+            let size = HeldRecord.headerLength + record.fragment.count
+            guard connection.pendingBytes + size <= limit else {
+                overflow(connection, pending, record, limit: "\(limit) bytes")
                 return
             }
-            connection.pendingBytes += HeldRecord.headerLength + record.fragment.count
+            guard heldBytes + size <= limits.maxHeldBytesInAll else {
+                overflow(connection, pending, record, limit: "\(limits.maxHeldBytesInAll) bytes held for all connections")
+                return
+            }
+            connection.pendingBytes += size
+            heldBytes += size
         }
         connection.pending.append(pending)
         switch result {
@@ -213,11 +228,11 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
 
     /// Past the hold limit. Waiting for a key: the connection stops waiting (what waits and what follows is
     /// decided as having no key), so nothing is dropped out of order. Waiting for the ServerHello: dropped.
-    private mutating func overflow(_ connection: TLSConnection, _ pending: Pending, _ record: HeldRecord, limit: Int) {
+    private mutating func overflow(_ connection: TLSConnection, _ pending: Pending, _ record: HeldRecord, limit: String) {
         let waitingForServerHello = connection.serverHello == nil
         if !connection.warnedHoldLimit {
             connection.warnedHoldLimit = true
-            inner.warning(connection.id, "TLS records waiting for \(waitingForServerHello ? "the ServerHello" : "their key") passed \(limit) bytes "
+            inner.warning(connection.id, "TLS records waiting for \(waitingForServerHello ? "the ServerHello" : "their key") passed \(limit) "
                           + "(client random \(connection.clientRandomText)); "
                           + (waitingForServerHello ? "later records are dropped" : "they and later records are not decrypted"),
                           at: record.time)
@@ -264,6 +279,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
                 }
                 done[index] = true
                 connection.pendingBytes -= HeldRecord.headerLength + record.fragment.count
+                heldBytes -= HeldRecord.headerLength + record.fragment.count
                 if !hadServerHello && connection.serverHello != nil && blockedSides[0] {
                     // The ServerHello lets the client's waiting records go on, before anything that came after it.
                     blockedSides = [false, false]

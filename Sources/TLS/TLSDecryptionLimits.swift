@@ -6,6 +6,9 @@ public struct TLSDecryptionLimits: Sendable, Hashable {
     /// Hold records that arrive before their key (live key logs are written while we capture), up to this many
     /// bytes per connection. 0 disables holding (offline reading: the key log is complete).
     public var maxHeldBytesPerConnection = 1 << 20
+    /// Held records of all connections together (many connections waiting at once, say for a program that never
+    /// logs its keys): past this, the connection whose record would pass it stops waiting, as at its own limit.
+    public var maxHeldBytesInAll = 64 << 20
     /// A client's records that arrive before the server's hello (after a HelloRetryRequest, or 0-RTT early data)
     /// wait for it, up to this many bytes per connection, offline too.
     public var maxHeldBytesBeforeServerHello = 1 << 16

@@ -208,15 +208,21 @@ struct CaptureCommand: ParsableCommand {
         let decoder = output.writeFile == nil ? try PacketDecoder(linkType: handle.linkType) : nil
         announce(handle)
 
+        // -w FILE.pcapng: pcapng in every mode, with the key log (a command's own included) in Decryption Secrets
+        // Blocks as keys become known, so Wireshark, tshark and `capture -r` open it decrypted, even mid-capture.
+        let secrets = output.writeFile?.hasSuffix(".pcapng") == true
+            ? try tlsOptions.secretsToEmbed(live: handle.isLive, readFile: source.readFile, reporting: !output.http)
+            : nil
         try command?.start(stopping: handle)
         let session = command == nil ? SignalSession(handle: handle) : nil
         defer { session?.finish() }
-        try captureInMode(handle: handle, decoder: decoder, command: command)
-        // -w FILE.pcapng: pcapng in every mode, with a key log (a command's own included) in a Decryption Secrets
-        // Block before the first packet, so Wireshark, tshark and `capture -r` open it decrypted.
-        if let path = output.writeFile, path.hasSuffix(".pcapng") {
+        try captureInMode(handle: handle, decoder: decoder, command: command, secrets: secrets)
+        // A key can become known after packets that needed it (it is read every 50 ms at most): at the end, one
+        // block with every key goes first, for readers that decrypt in one pass. Rotated files keep theirs as written.
+        if let path = output.writeFile, let secrets, !control.rotates {
             do {
-                try PcapngSecrets.rewritePcapAsPcapng(path: path, keyLog: try tlsOptions.keyLogTextForEmbedding() ?? "")
+                let keyLog = secrets.finalText()
+                if !keyLog.isEmpty { try PcapngSecrets.gatherAtFront(path: path, keyLog: keyLog) }
             } catch {
                 printError("\(error)")
                 throw ExitCode(1)
@@ -225,7 +231,8 @@ struct CaptureCommand: ParsableCommand {
     }
 
     /// Reads packets into what the options ask for: --stats, --follow, --http, or packet lines.
-    private func captureInMode(handle: CaptureHandle, decoder: PacketDecoder?, command: CommandCapture?) throws {
+    private func captureInMode(handle: CaptureHandle, decoder: PacketDecoder?, command: CommandCapture?,
+                               secrets: SecretsToEmbed?) throws {
         if statsOptions.stats {
             let keys = try tlsOptions.openKeySource(live: handle.isLive, readFile: source.readFile)
             try runStatsMode(handle: handle, source: source, json: output.json, keys: keys)
@@ -238,11 +245,11 @@ struct CaptureCommand: ParsableCommand {
         }
         if output.http {
             let keys = try tlsOptions.openKeySource(live: handle.isLive, readFile: source.readFile)
-            try runHTTPMode(handle: handle, source: source, output: output, http: httpOptions, keys: keys)
+            try runHTTPMode(handle: handle, source: source, output: output, http: httpOptions, keys: keys, secrets: secrets)
             return
         }
         var consumer = try PacketConsumer(handle: handle, decoder: decoder, output: output, lineOptions: lineOptions,
-                                          verbosity: httpOptions.verbosity, control: control)
+                                          verbosity: httpOptions.verbosity, control: control, secrets: secrets)
         if command == nil { try control.dropPrivilegesIfAsked() }
         do {
             defer { consumer.finish() }

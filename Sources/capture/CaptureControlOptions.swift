@@ -74,14 +74,13 @@ struct CaptureControlOptions: ParsableArguments {
         if filterFile != nil && filterGiven {
             throw ValidationError("Give the filter either with -F FILE or on the command line, not both.")
         }
-        let rotating = fileSizeMegabytes != nil || rotateSeconds != nil
-        if rotating || fileCount != nil {
+        if rotates || fileCount != nil {
             guard writeFile != nil, writeFile != "-" else {
                 throw ValidationError("-C, -G and -W rotate the -w file: give -w FILE.")
             }
             if http { throw ValidationError("-C, -G and -W work with -w in packet mode, not with --http.") }
         }
-        if fileCount != nil && !rotating { throw ValidationError("-W needs -C or -G: it counts rotated files.") }
+        if fileCount != nil && !rotates { throw ValidationError("-W needs -C or -G: it counts rotated files.") }
         if let value = fileSizeMegabytes, value <= 0 { throw ValidationError("-C needs a positive size in millions of bytes.") }
         if let value = rotateSeconds, value <= 0 { throw ValidationError("-G needs a positive number of seconds.") }
         if let value = fileCount, value <= 0 { throw ValidationError("-W needs a positive file count.") }
@@ -106,6 +105,9 @@ struct CaptureControlOptions: ParsableArguments {
         options.timestampType = timestampType
         if immediateMode { options.immediate = true }
     }
+
+    /// -C or -G: the -w file is one of several.
+    var rotates: Bool { fileSizeMegabytes != nil || rotateSeconds != nil }
 
     var rotation: RotatingWriter.Limits {
         RotatingWriter.Limits(megabytes: fileSizeMegabytes, seconds: rotateSeconds, fileCount: fileCount,

@@ -11,7 +11,7 @@ import TLS
 /// `--http`: the capture engine's events (HTTP/1.x exchanges, HTTP/2 streams, WebSocket messages, TLS sessions,
 /// QUIC labels) -> the terminal view, NDJSON and/or HAR.
 func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOptions, http: HTTPOptions,
-                 keys: TLSKeySource?) throws {
+                 keys: TLSKeySource?, secrets: SecretsToEmbed?) throws {
     var options = HTTPEngineOptions()
     // Keep decoded bytes only for what will show them: -v up to --body-limit, HAR up to 1 MiB per body.
     options.limits.bodyKeepBytes = max(http.verbose && !output.json ? http.bodyLimit : 0, http.harFile != nil ? 1 << 20 : 0)
@@ -22,6 +22,7 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
     options.packetLimit = source.count
     // -w with --http: every packet is saved as it arrives, whatever the view shows or filters out.
     options.savePacketsTo = output.writeFile
+    options.secretsToSave = secrets
     let engine = try HTTPEngine(handle: handle, options: options)
     let sink = try HTTPOutputSink(handle: handle, output: output, http: http)
     // Also when reading fails part-way (a truncated file): what was decoded before the damage is still shown.

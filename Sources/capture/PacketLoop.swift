@@ -3,6 +3,7 @@ import Foundation
 import PacketCapture
 import PacketDecoding
 import Reports
+import TLS
 
 /// What happens to each packet: decoded and printed (text or JSON), or written to a pcap file.
 struct PacketConsumer {
@@ -18,10 +19,10 @@ struct PacketConsumer {
     struct OutputClosed: Error {}
 
     init(handle: CaptureHandle, decoder: PacketDecoder?, output: OutputOptions, lineOptions: PacketLineOptions,
-         verbosity: Int, control: CaptureControlOptions) throws {
+         verbosity: Int, control: CaptureControlOptions, secrets: SecretsToEmbed?) throws {
         self.handle = handle
         self.decoder = decoder
-        if let path = output.writeFile { writer = try RotatingWriter(handle: handle, pattern: path, limits: control.rotation) }
+        if let path = output.writeFile { writer = try RotatingWriter(handle: handle, pattern: path, limits: control.rotation, secrets: secrets) }
         var options = PacketLineRenderer.Options()
         options.quiet = output.quiet
         lineOptions.apply(to: &options)

@@ -34,16 +34,26 @@ struct TLSOptions: ParsableArguments {
         return source
     }
 
-    /// The key log's secrets as key log text, for embedding in a pcapng file written with -w; nil without a key log.
-    func keyLogTextForEmbedding() throws -> String? {
-        guard let source = try openKeyLogFile(live: false) else { return nil }
-        return source.keyLog.nssText
+    /// The key log's secrets for a pcapng file written with -w, as they become known (its own reader of the key log:
+    /// the decrypting layer's may be on another thread); nil without a key log. `reporting`: say what is wrong with
+    /// the key log (not when `openKeySource` has said it already).
+    func secretsToEmbed(live: Bool, readFile: String?, reporting: Bool) throws -> SecretsToEmbed? {
+        var embedded: TLSKeyLog?
+        if let readFile, readFile != "-" {
+            var ignored: [String] = []
+            embedded = PcapngSecrets.read(path: readFile, warnings: &ignored)
+        }
+        guard let source = try openKeyLogFile(live: live, reporting: reporting) ?? embedded.map(TLSKeySource.init) else {
+            return nil
+        }
+        if let embedded { source.merge(embedded) }
+        return SecretsToEmbed(keys: source)
     }
 
-    private func openKeyLogFile(live: Bool) throws -> TLSKeySource? {
+    private func openKeyLogFile(live: Bool, reporting: Bool = true) throws -> TLSKeySource? {
         guard let (path, fromEnvironment) = keyLogPath() else { return nil }
         if fromEnvironment && !live && !FileManager.default.fileExists(atPath: path) {
-            printError("SSLKEYLOGFILE names \(path), which does not exist; TLS is not decrypted")
+            if reporting { printError("SSLKEYLOGFILE names \(path), which does not exist; TLS is not decrypted") }
             return nil
         }
         if live && !FileManager.default.fileExists(atPath: path) {
@@ -59,6 +69,7 @@ struct TLSOptions: ParsableArguments {
             printError("\(error)\(fromEnvironment ? " (from SSLKEYLOGFILE)" : "")")
             throw ExitCode(1)
         }
+        guard reporting else { return source }
         for warning in warnings.prefix(20) { printError("\(path): \(warning)") }
         if warnings.count > 20 { printError("\(path): \(warnings.count - 20) more bad lines not shown") }
         return source

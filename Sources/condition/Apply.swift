@@ -96,6 +96,7 @@ struct Apply: ParsableCommand {
         // applying is not lost and never kills us half-way.
         let interrupt = seconds == nil ? nil : try report { try SignalCatcher(signals: [SIGINT, SIGTERM, SIGHUP]) }
         let conditioner = try report { try namespace.conditioner() }
+        restoreStoppedEngines(conditioner)
         // The SSH session we were started from stays usable: on the machine's own interfaces (where it
         // arrives) its connection is excluded unless --include-ssh.
         let machineInterface = conditioner.inInitialNamespace && device.rawValue != "lo"
@@ -194,6 +195,7 @@ struct Apply: ParsableCommand {
         let device = try report { try interface.name }
         let catcher = try report { try SignalCatcher(signals: [SIGINT, SIGTERM, SIGHUP]) }
         let conditioner = try report { try namespace.conditioner() }
+        restoreStoppedEngines(conditioner)
         let machineInterface = conditioner.inInitialNamespace && device.rawValue != "lo"
         let selection = try report {
             try targets.selection(sshConnection: machineInterface ? ConditionEnvironment.variables["SSH_CONNECTION"] : nil)
@@ -349,7 +351,9 @@ struct Status: ParsableCommand {
         if namespace.netns != nil || namespace.pid != nil {
             try report { try Privileges.require("condition status --netns/--pid (it enters another network namespace)") }
         }
-        var statuses = try report { try namespace.conditioner() }.status()
+        let conditioner = try report { try namespace.conditioner() }
+        if Privileges.hasNetworkAdmin { restoreStoppedEngines(conditioner) }
+        var statuses = conditioner.status()
         if let interface { statuses = statuses.filter { $0.interface == interface } }
         if json {
             let encoder = JSONEncoder()
@@ -378,7 +382,7 @@ struct Status: ParsableCommand {
             if let replaced = status.replacedRoot { line += ", replaced \(replaced)" }
             print(line)
             print("  engine: \(status.engine)" + (status.engineCounters.map {
-                " (pid \($0.pid): \($0.delayed) packets held, \($0.passed) sent at once, \($0.dropped) dropped)"
+                " (pid \($0.worker ?? $0.pid): \($0.delayed) packets held, \($0.passed) sent at once, \($0.dropped) dropped)"
             } ?? ""))
             if let faults = status.faults {
                 print("  faults: " + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) packets" }.joined(separator: ", "))
@@ -392,5 +396,14 @@ struct Status: ParsableCommand {
             }
             if let problem = status.problem { print("  problem: \(problem)") }
         }
+    }
+}
+
+/// Puts right what a user-space engine killed with its supervisor left behind, saying so: run first by `apply`
+/// and `status` (`off` cleans its own interface anyway).
+func restoreStoppedEngines(_ conditioner: Conditioner) {
+    for state in conditioner.restoreStoppedEngines() {
+        FileHandle.standardError.write(Data(("condition: the user-space engine of \"\(state.profile.name)\" on \(state.interface) had "
+            + "stopped (its processes were killed); the profile was turned off and \(state.interface) restored\n").utf8))
     }
 }

@@ -47,7 +47,15 @@ struct EngineCommand: ParsableCommand {
         }
         signal(SIGINT, SIG_IGN)
         signal(SIGHUP, SIG_IGN)
-        if role == .worker { return try runEngine(device, store: store) }
+        if role == .worker {
+            // The supervisor is this process's parent: if it goes (kill -9), nothing would clean up after this engine,
+            // so the engine stops and turns the profile off itself.
+            let supervisor = getppid()
+            let orphaned = try runEngine(device, store: store, supervisor: supervisor)
+            guard orphaned, let state = try? store.load(device), state.engineID == id else { return }
+            _ = try? Conditioner(runner: ProcessRunner(), store: store, inInitialNamespace: false).off(device)
+            return
+        }
         let child = try ProcessSpawner.spawn(again + [Role.worker.rawValue],
                                              options: SpawnOptions(stdin: .null, stdout: .null, stderr: .null))
         let status = try ProcessSpawner.waitForExit(child.pid)
@@ -57,8 +65,9 @@ struct EngineCommand: ParsableCommand {
         _ = try? conditioner.off(device)
     }
 
-    private func runEngine(_ device: InterfaceName, store: StateStore) throws {
-        guard let state = try store.load(device), state.engineID == id else { return }
+    /// Runs the engine until its record or interface goes (false) or its supervisor does (true).
+    private func runEngine(_ device: InterfaceName, store: StateStore, supervisor: pid_t) throws -> Bool {
+        guard let state = try store.load(device), state.engineID == id else { return false }
         // Releases are due to the microsecond: a real-time priority wakes the engine on time on a busy machine, as
         // netem's timer would (best effort; it sleeps between packets and uses a few % of a CPU at 50 Mbit/s).
         var priority = sched_param(sched_priority: 10)
@@ -71,10 +80,15 @@ struct EngineCommand: ParsableCommand {
             writeReport(EngineReport(pid: getpid(), error: "\(error)"), device, store)
             throw ExitCode.failure
         }
-        writeReport(EngineReport(pid: getppid()), device, store) // bound: the starter may return
+        writeReport(EngineReport(pid: supervisor, worker: getpid()), device, store) // bound: the starter may return
         var bytes = store.recordBytes(device)
         var lastReport = Date()
+        var orphaned = false
         try engine.run { () -> Bool in
+            if getppid() != supervisor {
+                orphaned = true
+                return false
+            }
             let now = store.recordBytes(device)
             if now != bytes {
                 bytes = now
@@ -87,12 +101,13 @@ struct EngineCommand: ParsableCommand {
             if Date().timeIntervalSince(lastReport) >= 1 {
                 lastReport = Date()
                 let counters = engine.counters
-                writeReport(EngineReport(pid: getppid(), delayed: counters.delayed, passed: counters.passed,
+                writeReport(EngineReport(pid: supervisor, worker: getpid(), delayed: counters.delayed, passed: counters.passed,
                                          dropped: counters.dropped), device, store)
             }
             return true
         }
-        try? FileManager.default.removeItem(at: store.url(device, suffix: "engine"))
+        if !orphaned { try? FileManager.default.removeItem(at: store.url(device, suffix: "engine")) }
+        return orphaned
     }
 
     private func writeReport(_ report: EngineReport, _ device: InterfaceName, _ store: StateStore) {

@@ -230,4 +230,44 @@ struct DecryptedOutput {
         let tshark = try run("tshark", ["-n", "-r", written, "-Y", "http.request", "-T", "fields", "-e", "http.request.uri"])
         #expect(lines(tshark.stdoutText) == fixture.exchanges.map(\.uri), "\(tshark.stderrText)")
     }
+
+    /// --http -w FILE.pcapng: the packets as read, the key log in one block ahead of them.
+    @Test func httpViewWritesTheSameFileWithItsKeys() throws {
+        let fixture = try TLSFixtureManifest.scenario(scenario)
+        let folder = TLSFixtureManifest.folder
+        let written = temporaryPath(".pcapng")
+        defer { try? FileManager.default.removeItem(atPath: written) }
+        let keys = folder.appendingPathComponent(fixture.keys).path
+        let result = try capture(["-r", folder.appendingPathComponent(fixture.pcap).path, "--http", "-w", written, "--keylog", keys])
+        try #require(result.status == 0, "\(result.stderrText)")
+        let ours = try DecryptedOutput(try capture(["-r", written, "--http", "--json"]))
+        #expect(ours.exchanges.map(\.uri) == fixture.exchanges.map(\.uri))
+        let original = try capture(["-r", folder.appendingPathComponent(fixture.pcap).path, "-tt", "-n"])
+        #expect(try capture(["-r", written, "-tt", "-n"]).stdoutText == original.stdoutText)
+    }
+
+    /// -C with a name ending in .pcapng: every file is pcapng and holds the keys known when it opened (a
+    /// connection's keys must be in the file that has its packets, not only in the first).
+    @Test func rotatedFilesEachHoldTheKeys() throws {
+        guard TestEnvironment.publicFixtures != nil else { print("skipped: needs ../shared/fixtures/public"); return }
+        let fixture = try TLSFixtureManifest.scenario(scenario)
+        let keys = TLSFixtureManifest.folder.appendingPathComponent(fixture.keys).path
+        let folder = temporaryPath("-rotated")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A 2.2 MB capture ending in a cut record (exit 1, as tcpdump), in 1 MB files.
+        _ = try capture(["-r", publicFixture("pcap2har_out-of-order.pcap"), "-w", folder + "/f.pcapng", "-C", "1", "--keylog", keys])
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        #expect(names == ["f.pcapng", "f.pcapng1", "f.pcapng2"])
+        let keyText = try String(contentsOfFile: keys, encoding: .utf8)
+        for name in names {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)))
+            #expect(bytes.prefix(4) == [0x0A, 0x0D, 0x0D, 0x0A], "\(name) is not pcapng")
+            // Section header (28 bytes), interface (32), then the secrets block before any packet.
+            try #require(bytes.count > 80 && bytes[60] == 0x0A, "\(name): no secrets block before the packets")
+            let secretsLength = Int(bytes[72]) | Int(bytes[73]) << 8 | Int(bytes[74]) << 16
+            let text = String(decoding: bytes[76..<min(bytes.count, 76 + secretsLength)], as: UTF8.self)
+            #expect(text.split(separator: "\n").allSatisfy { keyText.contains($0) } && !text.isEmpty, "\(name)")
+        }
+    }
 }

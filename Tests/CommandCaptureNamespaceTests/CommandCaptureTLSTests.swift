@@ -25,6 +25,30 @@ struct CommandCaptureTLSTests {
         let id = try #require(CommandCaptureHarness.sandboxID(fromStderr: result.stderr), "\(result.stderr)")
         #expect(try CommandCaptureHarness.leftovers(of: id) == [])
     }
+    @Test("a key logged after the connection went quiet: the exchange is shown then, while the command still runs")
+    func keyLoggedAfterTheTraffic() throws {
+        let server = try LoopbackTLSServer(files: ["tkx-late.txt": "late key\n"])
+        defer { server.stop() }
+        // curl logs to a file of its own; the keys reach the capture's key log a second after the last packet,
+        // as from a program that writes its key log late. No packet follows them.
+        let script = #"K=$(mktemp); SSLKEYLOGFILE=$K curl -sk -o /dev/null https://$TAPKIT_SANDBOX_HOST:"#
+            + "\(server.port)/tkx-late.txt; "
+            + #"sleep 1; cat "$K" >> "$SSLKEYLOGFILE"; rm -f "$K"; echo keys-appended; sleep 4"#
+        let capture = try BackgroundCommandCapture(["--http", "--", "sh", "-c", script])
+        let appended = capture.waitForLine(containing: "keys-appended", timeout: 10)
+        let shown = capture.waitForLine(containing: "/tkx-late.txt", timeout: 3)
+        let stillRunning = capture.process.isRunning
+        let result = capture.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        let keysAt = try #require(appended, "the command did not get to append its keys: \(result.stdout) \(result.stderr)")
+        let line = try #require(shown, "no exchange line: \(result.stdout) \(result.stderr)")
+        let delay = line.time.timeIntervalSince(keysAt.time)
+        print("measured: exchange shown \(String(format: "%.2f", delay)) s after its key was logged")
+        #expect(stillRunning, "the exchange appeared only when the command ended")
+        #expect(delay < 1.5)
+        #expect(line.text.contains("200"), "\(line.text)")
+    }
+
     @Test("condition run --http decrypts the same way (its capture gets the key log as --keylog)")
     func conditionRunDecrypts() throws {
         let server = try LoopbackTLSServer(files: ["tkx-run.txt": "through condition run\n"])

@@ -109,6 +109,43 @@ struct RealClientMatrixTests {
         #expect(liveNormal.count == 11)
         #expect(liveNormal == offlineNormal, "\(offline.stderrText)")
     }
+
+    /// A file read while the capture still runs (or left by one that was killed) already holds the keys known so
+    /// far, in a Decryption Secrets Block before the packets captured after they were read.
+    @Test("-w FILE.pcapng: keys are written into the file as they become known", arguments: ["--http", "packets"])
+    func pcapngSecretsAsKeysArrive(_ view: String) throws {
+        let lab = try RealClientLab()
+        defer { lab.stop() }
+        let file = lab.directory.appendingPathComponent("streamed.pcapng").path
+        let firstKeys = lab.directory.appendingPathComponent("first.keys").path
+        let marker = lab.directory.appendingPathComponent("marker").path
+        let base = "https://$TAPKIT_SANDBOX_HOST:\(lab.port)"
+        let script = "curl -sk --http1.1 -o /dev/null -o /dev/null \(base)/index.html \(base)/api.json; "
+            + "cp \"$SSLKEYLOGFILE\" \(firstKeys); sleep 0.3; curl -sk -o /dev/null \(base)/style.css; touch \(marker); sleep 3"
+        let live = try BackgroundCommandCapture((view == "--http" ? ["--http"] : []) + ["-w", file, "--", "sh", "-c", script])
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: marker) && Date() < deadline { usleep(50_000) }
+        usleep(200_000)
+        let midRun = try Data(contentsOf: URL(fileURLWithPath: file))
+        let result = live.finish(timeout: 30)
+        #expect(result.status == 0, "\(result.stderr.suffix(600))")
+        let known = try String(contentsOfFile: firstKeys, encoding: .utf8).split(separator: "\n").map(String.init)
+        try #require(!known.isEmpty, "curl wrote no keys")
+        let blocks = PcapngBlocks(Array(midRun))
+        let secrets = Set(blocks.secrets.flatMap { $0.split(separator: "\n").map(String.init) })
+        #expect(known.allSatisfy(secrets.contains), "mid-run file lacks keys: \(Set(known).subtracting(secrets).count) of \(known.count)")
+        // Those keys come before the second request's packets: packets follow the block that completes them.
+        var seen = Set<String>()
+        let completing = try #require(blocks.types.indices.first { index in
+            seen.formUnion(blocks.secretText(at: index)?.split(separator: "\n").map(String.init) ?? [])
+            return known.allSatisfy(seen.contains)
+        })
+        #expect(blocks.types[(completing + 1)...].contains(6), "no packet after the keys in the mid-run file")
+        // The finished file: one block with every key, first after the section header.
+        let final = PcapngBlocks(Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+        #expect(final.types.prefix(3) == [0x0A0D_0D0A, 0x0A, 1], "\(final.types.prefix(4))")
+        #expect(final.types.filter { $0 == 0x0A }.count == 1)
+    }
 }
 
 /// One run of one client in one mode, with its two oracles.
@@ -216,6 +253,31 @@ enum ExchangeLines {
         let data = (try? JSONSerialization.data(withJSONObject: kept, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
+}
+
+/// The blocks of a pcapng file as `-w` writes it (little-endian), up to the last complete one.
+struct PcapngBlocks {
+    private(set) var types: [UInt32] = []
+    private var bodies: [Int: ArraySlice<UInt8>] = [:]
+
+    init(_ bytes: [UInt8]) {
+        func word(_ at: Int) -> UInt32 { bytes[at..<at + 4].reversed().reduce(0) { $0 << 8 | UInt32($1) } }
+        var offset = 0
+        while offset + 12 <= bytes.count {
+            let length = Int(word(offset + 4))
+            guard length >= 12, offset + length <= bytes.count else { break }
+            let type = word(offset)
+            if type == 0x0A, length >= 20 {
+                let count = Int(word(offset + 12))
+                if offset + 16 + count <= offset + length { bodies[types.count] = bytes[(offset + 16)..<(offset + 16 + count)] }
+            }
+            types.append(type)
+            offset += length
+        }
+    }
+
+    func secretText(at index: Int) -> String? { bodies[index].map { String(decoding: $0, as: UTF8.self) } }
+    var secrets: [String] { bodies.keys.sorted().compactMap(secretText) }
 }
 
 /// Exchange blocks of the text view (a line starting with the time, then its indented header and body lines).

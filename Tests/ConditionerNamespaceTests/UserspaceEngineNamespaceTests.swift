@@ -117,4 +117,60 @@ struct UserspaceEngineNamespaceTests {
         #expect(try waitFor(timeout: 5) { try leftovers(pair).isEmpty }, "\((try? leftovers(pair)) ?? [])")
         #expect(median(try pings(pair, count: 5)) < 5)
     }
+
+    /// The engine processes of this pair's profile (their command lines name its state directory), by role.
+    func engineProcesses(_ pair: NamespacePair, role: String) throws -> [Int32] {
+        try run("pgrep", ["-f", "__engine -i vc .*--role \(role)"]).stdoutText.split(separator: "\n").compactMap { Int32($0) }
+            .filter { pid in
+                ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").contains(pair.stateDirectory.path)
+            }
+    }
+
+    /// Everything the profile may change in the client namespace, to compare before and after.
+    func listings(_ pair: NamespacePair) throws -> [String] {
+        try [["nft", "list", "ruleset"], ["tc", "qdisc", "show"], ["ip", "-o", "link", "show"]].map { command in
+            try pair.must("ip", ["netns", "exec", pair.client] + command).stdoutText
+        }
+    }
+
+    /// kill -9 of the supervisor: the engine sees it gone, stops and turns the profile off itself; the ruleset
+    /// (iptables-nft's mangle tables included), qdiscs and links are as before apply.
+    @Test func aKilledSupervisorLeavesNothingBehind() throws {
+        let pair = try NamespacePair()
+        let before = try listings(pair)
+        #expect(try pair.condition(["apply", "3G", "-i", "vc"]).status == 0)
+        let supervisor = try engineProcesses(pair, role: "supervise")
+        try #require(supervisor.count == 1, "one supervisor: \(supervisor)")
+        kill(supervisor[0], SIGKILL)
+        #expect(try waitFor(timeout: 5) { try leftovers(pair).isEmpty && engineProcesses(pair, role: "worker").isEmpty },
+                "\((try? leftovers(pair)) ?? [])")
+        #expect(try listings(pair) == before)
+    }
+
+    /// Both killed at once: nothing runs to clean up, so the next `status` (or `apply`) finds the engine gone,
+    /// says so, and restores the interface; `off` alone also restores exactly what was there.
+    @Test func theNextCommandRestoresWhatAKilledEngineLeft() throws {
+        let pair = try NamespacePair()
+        let before = try listings(pair)
+        for next in [["status"], ["off", "-i", "vc"], ["apply", "DSL", "-i", "vc"]] {
+            #expect(try pair.condition(["apply", "3G", "-i", "vc"]).status == 0)
+            let processes = try engineProcesses(pair, role: "supervise") + engineProcesses(pair, role: "worker")
+            try #require(processes.count == 2, "supervisor and worker: \(processes)")
+            for pid in processes { kill(pid, SIGKILL) }
+            #expect(try waitFor(timeout: 3) { try engineProcesses(pair, role: "worker").isEmpty })
+            #expect(try listings(pair) != before, "the rules stay while nothing runs")
+            let result = try pair.condition(next)
+            #expect(result.status == 0, "\(next): \(result.stderrText)")
+            if next[0] != "off" {
+                #expect(result.stderrText.contains("had stopped (its processes were killed)"), "\(next): \(result.stderrText)")
+            }
+            if next[0] == "apply" {
+                // A fresh apply with an engine of its own, not a switch onto the dead one.
+                #expect(try engineProcesses(pair, role: "worker").count == 1)
+                #expect(try pair.condition(["off", "-i", "vc"]).status == 0)
+            }
+            #expect(try leftovers(pair).isEmpty, "\(next): \((try? leftovers(pair)) ?? [])")
+            #expect(try listings(pair) == before, "\(next)")
+        }
+    }
 }

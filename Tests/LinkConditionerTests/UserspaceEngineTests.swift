@@ -28,12 +28,13 @@ import Testing
         #expect(start.starts(with: ["/usr/bin/condition", "__engine", "-i", "eth0", "--id", outcome.state.engineID ?? "?"]))
         #expect(commands.filter { $0.first == "iptables-nft" }.count == 3)
         #expect(commands.filter { $0.first == "ip6tables-nft" }.count == 3)
-        // What off runs for it: queue rules, table, then the tc pieces.
+        // What off runs for it: queue rules, the mangle tables iptables-nft made for them, table, then the tc pieces.
         let off = PlanBuilder.offPlan(interface: eth0, state: outcome.state, observed: .afterApplying(outcome.state))
-        #expect(off.prefix(7).map { $0.first } == ["iptables-nft", "ip6tables-nft", "iptables-nft", "ip6tables-nft",
-                                                  "iptables-nft", "ip6tables-nft", "nft"])
+        #expect(off.prefix(9).map { $0.first } == ["iptables-nft", "ip6tables-nft", "iptables-nft", "ip6tables-nft",
+                                                  "iptables-nft", "ip6tables-nft", "nft", "nft", "nft"])
         #expect(off[0].contains("-D"))
-        #expect(off[6] == ["nft", "delete", "table", "inet", "tapkit_eth0"])
+        #expect(off[6...8] == [["nft", "delete", "table", "ip", "mangle"], ["nft", "delete", "table", "ip6", "mangle"],
+                               ["nft", "delete", "table", "inet", "tapkit_eth0"]])
     }
 
     @Test func aSwitchReplacesOnlyTheDropAndMarkRules() throws {
@@ -94,5 +95,22 @@ import Testing
         let counts = sample(lossy)
         #expect(abs(Double(counts.dropped) / 200_000 - 0.10) < 0.01, "\(counts.dropped)")
         #expect(abs(Double(counts.now) / 180_000 - 0.05) < 0.01, "\(counts.now)")
+    }
+
+    /// off deletes a mangle table only when the queue rules it removes are all that table holds.
+    @Test func aMangleTableIsEmptiedOnlyWhenOurRulesAreAllItHolds() {
+        let listed = Data(#"""
+            {"nftables": [{"metainfo": {"version": "1.0.6"}}, {"table": {"family": "ip", "name": "mangle"}},
+             {"chain": {"family": "ip", "table": "mangle", "name": "POSTROUTING"}},
+             {"chain": {"family": "ip", "table": "mangle", "name": "PREROUTING"}},
+             {"rule": {"family": "ip", "table": "mangle", "chain": "POSTROUTING", "expr": []}},
+             {"rule": {"family": "ip", "table": "mangle", "chain": "PREROUTING", "expr": []}}]}
+            """#.utf8)
+        #expect(UserspaceEngine.mangleTableHoldsOnly(ruleCount: 2, nftJSON: listed))
+        #expect(!UserspaceEngine.mangleTableHoldsOnly(ruleCount: 1, nftJSON: listed), "another rule stays")
+        let ownChain = Data(String(decoding: listed, as: UTF8.self)
+            .replacingOccurrences(of: #""name": "PREROUTING"}"#, with: #""name": "mine"}"#).utf8)
+        #expect(!UserspaceEngine.mangleTableHoldsOnly(ruleCount: 2, nftJSON: ownChain), "a chain of someone else's")
+        #expect(!UserspaceEngine.mangleTableHoldsOnly(ruleCount: 0, nftJSON: Data("not json".utf8)))
     }
 }

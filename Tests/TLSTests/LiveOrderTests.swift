@@ -84,6 +84,33 @@ import Testing
         #expect(harness.inner.events == offline)
     }
 
+    @Test("keys logged after the last packet are used when the capture is idle, without waiting for its end")
+    func keysUsedWhenIdle() throws {
+        let (offline, _) = Self.offlineEvents()
+        let keys = try GrowingKeyLog()
+        let harness = Harness(keys: keys.source)
+        Self.play(harness, between: [:])
+        harness.layer.idle()
+        #expect(harness.inner.closed == 0, "nothing new was logged, yet it stopped waiting: \(harness.inner.events)")
+        try keys.append("CLIENT_TRAFFIC_SECRET_0")
+        try keys.append("SERVER_TRAFFIC_SECRET_0")
+        harness.layer.idle()
+        #expect(harness.inner.events == offline)
+    }
+
+    @Test("records held by all connections together are bounded: past it, a connection stops waiting, as at its own")
+    func heldBytesInAllAreBounded() throws {
+        let keys = try GrowingKeyLog()
+        var limits = TLSDecryptionLimits()
+        limits.maxHeldBytesInAll = 64
+        let harness = Harness(keys: keys.source, limits: limits)
+        Self.play(harness, between: [:])
+        #expect(harness.inner.warnings.contains { $0.contains("passed 64 bytes held for all connections") },
+                "\(harness.inner.warnings)")
+        #expect(harness.inner.closed == 1, "still waiting past the bound: \(harness.inner.events)")
+        #expect(harness.facts.map(\.decryption) == [.noKeyLogged])
+    }
+
     @Test("a key never logged: decided at the end as offline, and said per direction, never dropped silently")
     func keyNeverLogged() throws {
         // Offline: a complete key log without the client's application secret.

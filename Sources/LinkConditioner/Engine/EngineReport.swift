@@ -5,17 +5,32 @@ import Foundation
 public struct EngineReport: Codable, Sendable, Equatable {
     /// The supervising `condition __engine` process.
     public var pid: Int32
+    /// The engine process itself (the supervisor's child); nil in reports written before it was recorded.
+    public var worker: Int32? = nil
     /// Packets held for a delay, let through at once (reordering), and dropped (correlated loss) so far.
     public var delayed: UInt64 = 0
     public var passed: UInt64 = 0
     public var dropped: UInt64 = 0
     public var error: String? = nil
 
-    public init(pid: Int32, delayed: UInt64 = 0, passed: UInt64 = 0, dropped: UInt64 = 0, error: String? = nil) {
+    public init(pid: Int32, worker: Int32? = nil, delayed: UInt64 = 0, passed: UInt64 = 0, dropped: UInt64 = 0,
+                error: String? = nil) {
         self.pid = pid
+        self.worker = worker
         self.delayed = delayed
         self.passed = passed
         self.dropped = dropped
         self.error = error
+    }
+
+    /// Whether either process still runs as this engine: its command line is `condition __engine ... --id ENGINE_ID`.
+    /// A killed process's pid is not enough: it answers `kill(pid, 0)` as a zombie until reaped (a container's pid 1
+    /// may never reap it), and may be reused.
+    public func isRunning(engineID: String) -> Bool {
+        [pid, worker].compactMap { $0 }.contains { pid in
+            guard let line = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")) else { return false }
+            let words = line.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return words.contains("__engine") && words.contains(engineID)
+        }
     }
 }

@@ -11,23 +11,15 @@ import Glibc
 ///
 /// One socket serves several queue numbers (bound one by one); every packet arrives with the number it came from.
 final class NetfilterQueueSocket {
-    /// A packet waiting in the kernel for its verdict.
-    struct QueuedPacket: Equatable {
-        var queue: UInt16
-        var id: UInt32
-        /// The packet's bytes (from its IP header on), on queues bound with `copyPackets`; empty otherwise.
-        var payload: [UInt8] = []
-    }
+    typealias QueuedPacket = NetfilterQueueMessages.QueuedPacket
 
     enum Verdict: UInt32 { case drop = 0, accept = 1 }
 
     private static let subsystemQueue: UInt16 = 3
-    private static let messagePacket: UInt16 = 0
     private static let messageVerdict: UInt16 = 1
     private static let messageConfig: UInt16 = 2
     private static let requestFlag: UInt16 = 0x1
     private static let ackFlag: UInt16 = 0x4
-    private static let netlinkError: UInt16 = 2
 
     let fd: Int32
     private var sequence: UInt32 = 1
@@ -92,18 +84,10 @@ final class NetfilterQueueSocket {
                 if errno == EINTR { continue }
                 throw SystemCallError(call: "recv(netlink ack, queue \(queue))", errno: errno)
             }
-            var offset = 0
-            while offset + 16 <= count {
-                let length = Int(load32(offset))
-                let type = load16(offset + 4)
-                guard length >= 16, offset + length <= count else { break }
-                if type == Self.netlinkError {
-                    let code = Int32(bitPattern: load32(offset + 16))
-                    if code == 0 { return }
-                    throw SystemCallError(call: "netfilter queue \(queue) configuration", errno: -code)
-                }
-                offset += (length + 3) & ~3
-            }
+            let answer = receiveBuffer.withUnsafeBytes { NetfilterQueueMessages.acknowledgement(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+            guard let answer else { continue }
+            if answer == 0 { return }
+            throw SystemCallError(call: "netfilter queue \(queue) configuration", errno: -answer)
         }
     }
 
@@ -135,34 +119,7 @@ final class NetfilterQueueSocket {
     }
 
     private func parsePackets(count: Int, into packets: inout [QueuedPacket]) {
-        var offset = 0
-        while offset + 20 <= count {
-            let length = Int(load32(offset))
-            guard length >= 20, offset + length <= count else { return }
-            let type = load16(offset + 4)
-            if type == (Self.subsystemQueue << 8) | Self.messagePacket {
-                let queue = UInt16(receiveBuffer[offset + 18]) << 8 | UInt16(receiveBuffer[offset + 19])
-                var attribute = offset + 20
-                var packet: QueuedPacket?
-                var payload: [UInt8] = []
-                while attribute + 4 <= offset + length {
-                    let attributeLength = Int(load16(attribute))
-                    guard attributeLength >= 4, attribute + attributeLength <= offset + length else { break }
-                    let kind = load16(attribute + 2) & 0x3fff
-                    if kind == 1, attributeLength >= 11 { // NFQA_PACKET_HDR
-                        packet = QueuedPacket(queue: queue, id: loadBigEndian32(attribute + 4))
-                    } else if kind == 10 { // NFQA_PAYLOAD
-                        payload = Array(receiveBuffer[(attribute + 4)..<(attribute + attributeLength)])
-                    }
-                    attribute += (attributeLength + 3) & ~3
-                }
-                if var packet {
-                    packet.payload = payload
-                    packets.append(packet)
-                }
-            }
-            offset += (length + 3) & ~3
-        }
+        receiveBuffer.withUnsafeBytes { NetfilterQueueMessages.parsePackets(UnsafeRawBufferPointer(rebasing: $0.prefix(count)), into: &packets) }
     }
 
     /// Queues a verdict for sending with the next `flushVerdicts`: one 32-byte message (nlmsghdr, nfgenmsg,
@@ -225,16 +182,6 @@ final class NetfilterQueueSocket {
         sequence &+= 1
     }
 
-    // Netlink headers are in host order (little-endian here); netfilter payloads in network order.
-    private func load16(_ offset: Int) -> UInt16 { UInt16(receiveBuffer[offset]) | UInt16(receiveBuffer[offset + 1]) << 8 }
-    private func load32(_ offset: Int) -> UInt32 {
-        UInt32(receiveBuffer[offset]) | UInt32(receiveBuffer[offset + 1]) << 8
-            | UInt32(receiveBuffer[offset + 2]) << 16 | UInt32(receiveBuffer[offset + 3]) << 24
-    }
-    private func loadBigEndian32(_ offset: Int) -> UInt32 {
-        UInt32(receiveBuffer[offset]) << 24 | UInt32(receiveBuffer[offset + 1]) << 16
-            | UInt32(receiveBuffer[offset + 2]) << 8 | UInt32(receiveBuffer[offset + 3])
-    }
     private func store32(_ value: UInt32, at offset: Int, in buffer: inout [UInt8]) {
         for index in 0..<4 { buffer[offset + index] = UInt8((value >> (8 * UInt32(index))) & 0xff) }
     }

@@ -177,6 +177,17 @@ public enum UserspaceEngine {
         }
     }
 
+    /// Whether a `mangle` table (`nft -j list table FAMILY mangle`) holds exactly `ruleCount` rules and only the
+    /// built-in chains iptables-nft makes: then it is empty once those rules go.
+    static func mangleTableHoldsOnly(ruleCount: Int, nftJSON: Data) -> Bool {
+        guard let root = try? JSONSerialization.jsonObject(with: nftJSON) as? [String: Any],
+              let items = root["nftables"] as? [[String: Any]] else { return false }
+        let builtIn: Set<String> = ["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"]
+        let chains = items.compactMap { ($0["chain"] as? [String: Any])?["name"] as? String }
+        let rules = items.filter { $0["rule"] != nil }.count
+        return rules == ruleCount && chains.allSatisfy(builtIn.contains) && !items.contains { $0["set"] != nil || $0["map"] != nil }
+    }
+
     static func deleting(_ rule: [String]) -> [String] { rule.map { $0 == "-A" ? "-D" : $0 } }
     static func checking(_ rule: [String]) -> [String] { rule.map { $0 == "-A" ? "-C" : $0 } }
 
