@@ -35,7 +35,7 @@ private func frame(_ type: UInt8, _ flags: UInt8, _ stream: UInt32, _ payload: [
 private func touch(_ event: HTTPEvent) -> Int {
     switch event {
     case .exchange(let exchange):
-        var total = exchange.warnings.reduce(0) { $0 + $1.utf8.count }
+        var total = exchange.warnings.reduce(0) { $0 + $1.description.utf8.count }
         if let request = exchange.request {
             total += request.method.utf8.count + request.uri.utf8.count
             for header in request.headers { total += header.name.utf8.count + header.value.utf8.count }

@@ -39,8 +39,9 @@ package final class BodyAccumulator {
     }
     private var decodedSize = 0
     private var decodedKept: [UInt8] = []
-    private var stageFailure: DecodeFailure?
-    package private(set) var warnings: [String] = []
+    /// Why a decoding stage stopped, once one has.
+    private var stageFailure: HTTPWarning?
+    package private(set) var warnings: [HTTPWarning] = []
     package private(set) var sawGap = false
     /// Bytes produced by every decoding stage together: nested codings (`gzip, gzip`) count each stage, so an
     /// inner stage that inflates into junk the outer one ignores still hits the limit.
@@ -60,17 +61,15 @@ package final class BodyAccumulator {
         listed.reverse()
         codings = listed
         if codings.count > limits.maxContentCodings {
-            warnings.append("\(codings.count) content codings listed, more than the limit of "
-                            + "\(limits.maxContentCodings); body kept as received")
+            warnings.append(.tooManyContentCodings(listed: codings.count, limit: limits.maxContentCodings))
             decoders = []
             decoding = false
         } else if let budget, !codings.isEmpty, budget.isExhausted {
-            warnings.append("the capture's content-decoding budget (\(budget.limit) decoded bytes, "
-                            + "HTTPDecoderLimits.maxDecodedBytesPerCapture) is used up; body kept as received")
+            warnings.append(.decodingBudgetUsedUp(limit: budget.limit))
             decoders = []
             decoding = false
         } else if let unsupported = codings.first(where: { !ContentDecoders.supported.contains($0) }) {
-            warnings.append("unsupported content coding \"\(unsupported)\"; body kept as received")
+            warnings.append(.unsupportedContentCoding(unsupported))
             decoders = []
             decoding = false
         } else {
@@ -97,7 +96,7 @@ package final class BodyAccumulator {
         }
         if decoding {
             push(bytes, stage: 0)
-            if let failure = stageFailure { stopDecoding(failure.description + "; body kept as received") }
+            if let failure = stageFailure { stopDecoding(failure) }
         } else if !keepsRawSeparately {
             emitDecoded(bytes)
         }
@@ -106,7 +105,7 @@ package final class BodyAccumulator {
     /// Bytes of the body that were never captured.
     package func gap(length: Int) {
         sawGap = true
-        if decoding { stopDecoding("content decoding stopped at a gap of \(length) bytes; body kept as received") }
+        if decoding { stopDecoding(.contentDecodingStoppedAtGap(length: length)) }
     }
 
     /// The body is over. `truncated`: it ended before its declared length (the caller says why in a warning).
@@ -116,15 +115,14 @@ package final class BodyAccumulator {
                 do throws(DecodeFailure) {
                     try decoder.finish { output in accept(output, from: index) }
                 } catch {
-                    stageFailure = error
+                    stageFailure = .contentDecodingFailed(coding: error.coding, reason: error.reason)
                 }
                 if stageFailure != nil { break }
             }
-            if let failure = stageFailure { stopDecoding(failure.description + "; body kept as received") }
+            if let failure = stageFailure { stopDecoding(failure) }
         }
         if decoding, let ignored = decoders.first(where: { $0.trailingBytes > 0 }) {
-            warnings.append("\(ignored.trailingBytes) bytes after the end of the \(ignored.coding) stream were not "
-                            + "decoded")
+            warnings.append(.bytesAfterCodedStream(ignored.trailingBytes, coding: ignored.coding))
         }
         if decoding {
             return HTTPBody(size: decodedSize, digest: decodedDigest, encoding: codings,
@@ -151,7 +149,7 @@ package final class BodyAccumulator {
         rawHashed = rawKept.count
     }
 
-    private func stopDecoding(_ warning: String) {
+    private func stopDecoding(_ warning: HTTPWarning) {
         decoding = false
         decoders = []
         decodedKept = []
@@ -167,7 +165,7 @@ package final class BodyAccumulator {
         do throws(DecodeFailure) {
             try decoders[stage].decode(bytes) { output in accept(output, from: stage) }
         } catch {
-            stageFailure = error
+            stageFailure = .contentDecodingFailed(coding: error.coding, reason: error.reason)
         }
     }
 
@@ -176,15 +174,11 @@ package final class BodyAccumulator {
         guard stageFailure == nil else { return false }
         producedBytes += output.count
         if producedBytes > limits.maxDecodedBodyBytes {
-            stageFailure = DecodeFailure(codings.joined(separator: ", "),
-                                         "decoded body exceeds the \(limits.maxDecodedBodyBytes)-byte limit "
-                                         + "(HTTPDecoderLimits.maxDecodedBodyBytes)")
+            stageFailure = .decodedBodyOverLimit(codings: codings, limit: limits.maxDecodedBodyBytes)
             return false
         }
         if let budget, !budget.spend(output.count) {
-            stageFailure = DecodeFailure(codings.joined(separator: ", "),
-                                         "the capture's content-decoding budget (\(budget.limit) decoded bytes, "
-                                         + "HTTPDecoderLimits.maxDecodedBytesPerCapture) is used up")
+            stageFailure = .decodingBudgetRanOut(codings: codings, limit: budget.limit)
             return false
         }
         push(output, stage: stage + 1)
@@ -200,12 +194,6 @@ package final class BodyAccumulator {
     private func keep(_ bytes: UnsafeRawBufferPointer, in kept: inout [UInt8]) {
         let room = limits.bodyKeepBytes - kept.count
         if room > 0 { kept.append(contentsOf: bytes.prefix(room)) }
-    }
-}
-
-extension DecodeFailure {
-    init(_ coding: String, _ reason: String) {
-        self.init(coding: coding, reason: reason)
     }
 }
 

@@ -1,3 +1,5 @@
+import HTTPModel
+
 /// RFC 9113 section 4.1 frame header, validated for length only; types and flags are the caller's to judge.
 public struct FrameHeader: Sendable, Hashable {
     public var length: Int
@@ -44,7 +46,7 @@ struct FrameSplitter {
         /// Part of a DATA frame's data (padding removed). `last`: the frame's data ends here.
         case data(FrameHeader, UnsafeRawBufferPointer, last: Bool)
         /// A frame that could not be used: too large to buffer, or padding longer than the frame.
-        case skipped(FrameHeader, reason: String)
+        case skipped(FrameHeader, reason: HTTP2FrameTrouble)
     }
 
     private enum Phase {
@@ -105,7 +107,7 @@ struct FrameSplitter {
                 rest = rest.dropFirst()
                 let data = header.length - 1 - padding
                 if data < 0 {
-                    handle(.skipped(header, reason: "DATA padding of \(padding) bytes is longer than the frame (\(header.length) bytes)"))
+                    handle(.skipped(header, reason: .dataPaddingLongerThanFrame(padding: padding, frameLength: header.length)))
                     phase = .skip(remaining: header.length - 1)
                 } else {
                     startData(remaining: data, padding: padding, handle)
@@ -129,7 +131,7 @@ struct FrameSplitter {
         if header.type == FrameType.data {
             if header.has(FrameType.padded) {
                 if header.length == 0 {
-                    handle(.skipped(header, reason: "padded DATA frame without a pad length"))
+                    handle(.skipped(header, reason: .paddedDataWithoutPadLength))
                     phase = .header
                 } else {
                     phase = .dataPadLength
@@ -138,7 +140,7 @@ struct FrameSplitter {
                 startData(remaining: header.length, padding: 0, handle)
             }
         } else if header.length > maxBufferedFrameBytes {
-            handle(.skipped(header, reason: "frame of \(header.length) bytes is over the \(maxBufferedFrameBytes)-byte limit"))
+            handle(.skipped(header, reason: .frameOverLimit(length: header.length, limit: maxBufferedFrameBytes)))
             phase = .skip(remaining: header.length)
         } else if header.length == 0 {
             handle(.frame(header, UnsafeRawBufferPointer(start: nil, count: 0)))

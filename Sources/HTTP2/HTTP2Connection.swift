@@ -109,7 +109,7 @@ final class HTTP2Connection: ConnectionHandler {
         lost[side] = true
         let who = direction == .clientToServer ? "client" : "server"
         for stream in streams.values.sorted(by: { $0.id < $1.id }) where !stream.side(direction).ended {
-            stream.warnings.append("\(length) bytes from the \(who) were never captured; the rest of its HTTP/2 frames on this connection were not decoded")
+            stream.warnings.append(.http2BytesNeverCaptured(length: length, from: direction))
             stream.side(direction).body?.gap(length: length)
         }
         warnConnection("\(length) bytes from the \(who) were never captured: HTTP/2 frame boundaries lost, the \(who)'s later frames are not decoded")
@@ -145,7 +145,7 @@ final class HTTP2Connection: ConnectionHandler {
             if header.type == FrameType.headers || header.type == FrameType.pushPromise || header.type == FrameType.continuation {
                 headerDecoders[index(direction)].markTableUnknown()
             }
-            streams[header.streamID]?.warnings.append("frame skipped: \(reason)")
+            streams[header.streamID]?.warnings.append(.http2FrameSkipped(reason))
             warnOnce("skip-\(header.type)", "HTTP/2 frame skipped: \(reason)")
         case .data(let header, let bytes, let last):
             data(header, bytes, last: last, from: direction, at: time)
@@ -173,35 +173,35 @@ final class HTTP2Connection: ConnectionHandler {
         if let pending = pendingBlocks[side], header.type != FrameType.continuation || header.streamID != pending.streamID {
             pendingBlocks[side] = nil
             headerDecoders[side].markTableUnknown()
-            streams[pending.streamID]?.warnings.append("header block not finished by CONTINUATION frames; dropped")
+            streams[pending.streamID]?.warnings.append(.http2HeaderBlockUnfinished)
         }
         switch header.type {
         case FrameType.headers:
             guard header.streamID != 0 else { return }
             var offset = 0, end = payload.count
             if header.has(FrameType.padded) {
-                guard payload.count >= 1 else { return malformed(header, "HEADERS padded but empty", direction) }
+                guard payload.count >= 1 else { return malformed(header, .headersPaddedButEmpty, direction) }
                 end -= Int(payload[0])
                 offset = 1
             }
             if header.has(FrameType.priorityFlag) { offset += 5 }
-            guard offset <= end else { return malformed(header, "HEADERS padding or priority longer than the frame", direction) }
+            guard offset <= end else { return malformed(header, .headersPaddingOrPriorityTooLong, direction) }
             startBlock(PendingBlock(streamID: header.streamID, bytes: [], endStream: header.has(FrameType.endStream)),
                        fragment: payload, offset, end, endHeaders: header.has(FrameType.endHeaders), from: direction, at: time)
         case FrameType.pushPromise:
             var offset = 0, end = payload.count
             if header.has(FrameType.padded) {
-                guard payload.count >= 1 else { return malformed(header, "PUSH_PROMISE padded but empty", direction) }
+                guard payload.count >= 1 else { return malformed(header, .pushPromisePaddedButEmpty, direction) }
                 end -= Int(payload[0])
                 offset = 1
             }
-            guard end - offset >= 4 else { return malformed(header, "PUSH_PROMISE shorter than its promised stream id", direction) }
+            guard end - offset >= 4 else { return malformed(header, .pushPromiseTooShort, direction) }
             let promised = readUInt32(payload, offset) & 0x7fff_ffff
             startBlock(PendingBlock(streamID: header.streamID, bytes: [], endStream: false, promised: promised),
                        fragment: payload, offset + 4, end, endHeaders: header.has(FrameType.endHeaders), from: direction, at: time)
         case FrameType.continuation:
             guard var pending = pendingBlocks[side] else {
-                return malformed(header, "CONTINUATION without a header block in progress", direction)
+                return malformed(header, .continuationWithoutHeaderBlock, direction)
             }
             appendFragment(&pending, payload, 0, payload.count)
             if header.has(FrameType.endHeaders) {
@@ -241,9 +241,9 @@ final class HTTP2Connection: ConnectionHandler {
         }
     }
 
-    private func malformed(_ header: FrameHeader, _ reason: String, _ direction: StreamDirection) {
+    private func malformed(_ header: FrameHeader, _ reason: HTTP2FrameTrouble, _ direction: StreamDirection) {
         headerDecoders[index(direction)].markTableUnknown()
-        streams[header.streamID]?.warnings.append("malformed frame: \(reason)")
+        streams[header.streamID]?.warnings.append(.http2MalformedFrame(reason))
         warnOnce("malformed-\(header.type)", "HTTP/2: \(reason) (stream \(header.streamID))")
     }
 
@@ -275,7 +275,7 @@ final class HTTP2Connection: ConnectionHandler {
         if block.promised != nil { stream.promisedOn = block.streamID }
         if block.tooLarge {
             headerDecoders[side].markTableUnknown()
-            stream.warnings.append("header block over the \(limits.maxHeaderBlockBytes)-byte limit; not decoded")
+            stream.warnings.append(.http2HeaderBlockOverLimit(limit: limits.maxHeaderBlockBytes))
             warnOnce("block-limit", "HTTP/2 header block over the \(limits.maxHeaderBlockBytes)-byte limit; header table now unknown")
             if block.endStream { endSide(stream, direction, at: time) }
             return
@@ -284,7 +284,7 @@ final class HTTP2Connection: ConnectionHandler {
         if headerDecoders[side].tableUnknown { stream.headerTableUnknown = true }
         if let failure = decoded.failure { stream.warnings.append(failure) }
         if decoded.unknownFields > 0 {
-            stream.warnings.append("\(decoded.unknownFields) header field\(decoded.unknownFields == 1 ? "" : "s") referred to HPACK table entries from before the capture; not shown")
+            stream.warnings.append(.hpackEntriesFromBeforeCapture(fields: decoded.unknownFields))
         }
         let fields = decoded.fields
         if block.promised != nil {
@@ -340,13 +340,13 @@ final class HTTP2Connection: ConnectionHandler {
         }
         if streams.count >= limits.maxOpenStreams, let oldest = streams.keys.min(), let evicted = streams.removeValue(forKey: oldest) {
             evicted.outcome = .unfinished
-            evicted.warnings.append("more than \(limits.maxOpenStreams) streams open on this connection; reported before it ended")
+            evicted.warnings.append(.http2TooManyStreams(limit: limits.maxOpenStreams))
             warnOnce("streams", "HTTP/2: more than \(limits.maxOpenStreams) streams open on one connection; the oldest are reported early")
             report(evicted)
         }
         let stream = HTTP2Stream(id: id)
         if !creating {
-            stream.warnings.append("DATA on a stream whose headers were not captured")
+            stream.warnings.append(.http2DataWithoutHeaders)
             stream.headerTableUnknown = true
         }
         streams[id] = stream
@@ -394,7 +394,7 @@ final class HTTP2Connection: ConnectionHandler {
             complete = false
         }
         if stream.headerTableUnknown { complete = false }
-        if let text = HTTP2StreamFacts(streamID: stream.id, outcome: stream.outcome).outcomeText { warnings.append(text) }
+        if stream.outcome != .complete { warnings.append(.http2StreamEnded(stream.outcome)) }
         var exchange = HTTPExchange(connection: context.connection, client: context.client, server: context.server,
                                     request: request, response: response, complete: complete, warnings: warnings,
                                     upgrade: nil)

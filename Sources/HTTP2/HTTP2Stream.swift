@@ -33,7 +33,7 @@ final class HTTP2Stream {
     let response = Side()
     var interim: [HTTPInterimResponse] = []
     var outcome = HTTP2StreamFacts.Outcome.complete
-    var warnings: [String] = []
+    var warnings: [HTTPWarning] = []
     var headerTableUnknown = false
     /// h2c: the HTTP/1.1 request that asked for the upgrade is this stream's request.
     var upgradeRequest: HTTPRequest?

@@ -1,3 +1,4 @@
+import HTTPModel
 import NIOCore
 import NIOHPACK
 
@@ -16,7 +17,7 @@ struct HeaderBlockDecoder {
         /// Fields that referred to table entries this decoder never saw.
         var unknownFields: Int
         /// Why the block could not be decoded at all (then `fields` holds what came before the failure).
-        var failure: String?
+        var failure: HTTPWarning?
     }
 
     private var decoder: HPACKDecoder
@@ -55,7 +56,7 @@ struct HeaderBlockDecoder {
                 tableUnknown = true
                 trustDynamicEntries = false
                 var decoded = decodeFieldByField(block)
-                decoded.failure = "HPACK: \(error); header table now treated as unknown"
+                decoded.failure = .hpackFailed("\(error)")
                 return decoded
             }
         }
@@ -67,7 +68,7 @@ struct HeaderBlockDecoder {
         var offset = 0
         while offset < block.count {
             guard let field = HPACKFieldBoundary.next(in: block, at: offset) else {
-                result.failure = "HPACK: malformed field representation at offset \(offset) of a \(block.count)-byte block"
+                result.failure = .hpackMalformedField(offset: offset, blockBytes: block.count)
                 return result
             }
             defer { offset = field.end }

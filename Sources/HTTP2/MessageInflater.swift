@@ -1,4 +1,5 @@
 internal import CCompression
+import HTTPModel
 
 /// permessage-deflate (RFC 7692) for one direction of a WebSocket: raw deflate, each message's compressed bytes
 /// followed by the 0x00 0x00 0xff 0xff tail the sender removed. With context takeover the window carries over
@@ -9,7 +10,7 @@ final class MessageInflater {
     private let outputSize = 16 * 1024
     private let contextTakeover: Bool
     private var ready = false
-    private(set) var failure: String?
+    private(set) var failure: HTTPWarning?
     /// The current message's deflate data ended with a BFINAL block.
     private var streamEnded = false
 
@@ -18,7 +19,7 @@ final class MessageInflater {
         stream.initialize(to: z_stream())
         // Window bits 15 reads any window the sender chose (server_max_window_bits only ever lowers it).
         ready = inflateInit2_(stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
-        if !ready { failure = "zlib could not start" }
+        if !ready { failure = .webSocketInflateNotStarted }
     }
 
     deinit {
@@ -41,7 +42,7 @@ final class MessageInflater {
             if produced > 0 { sink(UnsafeRawBufferPointer(start: output, count: produced)) }
             if status == Z_BUF_ERROR && produced == 0 { break }
             if status != Z_OK && status != Z_STREAM_END && status != Z_BUF_ERROR {
-                failure = "permessage-deflate: invalid compressed data (\(stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)"))"
+                failure = .webSocketInflateFailed(stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)")
                 return
             }
             // A block with BFINAL set ends the deflate stream (RFC 7692 allows it); bytes after it in the message

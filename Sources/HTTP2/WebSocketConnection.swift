@@ -75,7 +75,7 @@ struct DirectionDecoder {
         var closeCode: UInt16?
         var closeReason: String?
         var time: Timestamp
-        var warnings: [String]
+        var warnings: [HTTPWarning]
     }
 
     /// A message being assembled (data frames) or a control frame being read.
@@ -87,7 +87,7 @@ struct DirectionDecoder {
         var size = 0
         var kept: [UInt8] = []
         var frames = 0
-        var warnings: [String] = []
+        var warnings: [HTTPWarning] = []
         var overLimit = false
         init(opcode: UInt8, compressed: Bool, time: Timestamp) {
             self.opcode = opcode
@@ -186,22 +186,22 @@ struct DirectionDecoder {
         if frameIsControl {
             control = Assembly(opcode: opcode, compressed: false, time: time)
             control?.frames = 1
-            if length > 125 { control?.warnings.append("control frame of \(length) bytes (at most 125 allowed)") }
+            if length > 125 { control?.warnings.append(.webSocketControlFrameTooLong(length)) }
         } else if opcode == 0 {
             if let message { message.frames += 1 } else {
                 let orphan = Assembly(opcode: 0, compressed: false, time: time)
                 orphan.frames = 1
-                orphan.warnings.append("continuation frame without the message's first frame")
+                orphan.warnings.append(.webSocketOrphanContinuation)
                 message = orphan
             }
         } else {
             if let unfinished = message {
-                unfinished.warnings.append("next message began before this one's final fragment")
+                unfinished.warnings.append(.webSocketMessageInterrupted)
                 finishMessage(emit)
             }
             let assembly = Assembly(opcode: opcode, compressed: rsv1 && inflater != nil, time: time)
             assembly.frames = 1
-            if rsv1 && inflater == nil { assembly.warnings.append("RSV1 set without permessage-deflate negotiated") }
+            if rsv1 && inflater == nil { assembly.warnings.append(.webSocketRSV1WithoutDeflate) }
             message = assembly
         }
         payloadLeft = length
@@ -225,7 +225,7 @@ struct DirectionDecoder {
         guard !assembly.overLimit else { return }
         if assembly.size + bytes.count > limits.maxWebSocketMessageBytes {
             assembly.overLimit = true
-            assembly.warnings.append("message over the \(limits.maxWebSocketMessageBytes)-byte limit; size and sha256 cover its first \(assembly.size) bytes")
+            assembly.warnings.append(.webSocketMessageOverLimit(limit: limits.maxWebSocketMessageBytes, covered: assembly.size))
             return
         }
         assembly.size += bytes.count
@@ -282,7 +282,7 @@ struct DirectionDecoder {
         guard !lost else { return }
         lost = true
         for assembly in [message, control].compactMap({ $0 }) {
-            assembly.warnings.append("\(length) bytes never captured; message cut short, later frames of this direction not decoded")
+            assembly.warnings.append(.webSocketBytesNeverCaptured(length: length))
             emit(finished(assembly))
         }
         message = nil
@@ -291,7 +291,7 @@ struct DirectionDecoder {
 
     mutating func flush(at time: Timestamp, _ emit: (Finished) -> Void) {
         for assembly in [message, control].compactMap({ $0 }) {
-            assembly.warnings.append("connection ended inside this message")
+            assembly.warnings.append(.webSocketConnectionEndedInMessage)
             emit(finished(assembly))
         }
         message = nil

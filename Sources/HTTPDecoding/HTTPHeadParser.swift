@@ -15,18 +15,13 @@ struct ParsedHead {
     var startLine: ParsedStartLine
     var headers: HTTPHeaders
     /// Oddities read past (RFC 9112 recipient leniency), each a warning for the message.
-    var anomalies: [String] = []
+    var anomalies: [HTTPWarning] = []
     /// An HTTP/0.9 request: no version, no header fields.
     var isHTTP09 = false
 }
 
-struct HeadParseError: Error, CustomStringConvertible {
-    var description: String
-}
-
-enum MessageRole: Sendable {
-    case request, response
-    var name: String { self == .request ? "request" : "response" }
+struct HeadParseError: Error {
+    var warning: HTTPWarning
 }
 
 private let cr: UInt8 = 0x0d, lf: UInt8 = 0x0a, space: UInt8 = 0x20, tab: UInt8 = 0x09, colon: UInt8 = 0x3a
@@ -51,7 +46,7 @@ enum HTTPHeadParser {
     private static func parse(_ buffer: UnsafeBufferPointer<UInt8>, head: ArraySlice<UInt8>,
                               role: MessageRole) throws(HeadParseError) -> ParsedHead {
         var startLine: ParsedStartLine?
-        var anomalies: [String] = []
+        var anomalies: [HTTPWarning] = []
         var isHTTP09 = false
         var sawBareLF = false
         var headers = HTTPHeaders()
@@ -67,7 +62,7 @@ enum HTTPHeadParser {
                 end -= 1
             } else if index < count && !sawBareLF {
                 sawBareLF = true
-                anomalies.append("bare LF line ends (no CR)")
+                anomalies.append(.bareLineFeeds)
             }
             let line = lineStart..<end
             lineStart = index + 1
@@ -76,8 +71,7 @@ enum HTTPHeadParser {
             guard startLine != nil else {
                 let lineBytes = head[(base + line.lowerBound)..<(base + line.upperBound)]
                 guard let lenient = LenientStartLine.read(lineBytes, role: role) else {
-                    let what = role == .request ? "request" : "status"
-                    throw HeadParseError(description: "not an HTTP/1.x \(what) line: \"\(preview(lineBytes))\"")
+                    throw HeadParseError(warning: .notAStartLine(role, line: preview(lineBytes)))
                 }
                 startLine = lenient.startLine
                 anomalies += lenient.anomalies
@@ -92,36 +86,34 @@ enum HTTPHeadParser {
             if lead == space || lead == tab {
                 // Obsolete line folding: a continuation of the previous field's value.
                 guard !headers.isEmpty else {
-                    anomalies.append("header continuation line before any header ignored: \"\(shown())\"")
+                    anomalies.append(.continuationLineBeforeAnyHeader(shown()))
                     continue
                 }
-                if !anomalies.contains(where: { $0.hasPrefix("obsolete line folding") }) {
-                    anomalies.append("obsolete line folding (a header value continued on the next line)")
-                }
+                if !anomalies.contains(.obsoleteLineFolding) { anomalies.append(.obsoleteLineFolding) }
                 headers.continueLastValue(wire: raw(buffer, trimmed(buffer, line)))
                 continue
             }
             var colonIndex = line.lowerBound
             while colonIndex < line.upperBound && buffer[colonIndex] != colon { colonIndex += 1 }
             guard colonIndex < line.upperBound, colonIndex > line.lowerBound else {
-                anomalies.append("header line without a name and colon ignored: \"\(shown())\"")
+                anomalies.append(.headerLineWithoutColon(shown()))
                 continue
             }
             var nameEnd = colonIndex
             while nameEnd > line.lowerBound && (buffer[nameEnd - 1] == space || buffer[nameEnd - 1] == tab) { nameEnd -= 1 }
             if nameEnd < colonIndex {
-                anomalies.append("whitespace between a header name and its colon: \"\(shown())\"")
+                anomalies.append(.whitespaceBeforeColon(shown()))
             }
             let name = line.lowerBound..<nameEnd
             if name.isEmpty || name.contains(where: { !isTokenByte(buffer[$0]) }) {
-                anomalies.append("invalid header name \"\(preview(head[(base + name.lowerBound)..<(base + name.upperBound)]))\"")
+                anomalies.append(.invalidHeaderName(preview(head[(base + name.lowerBound)..<(base + name.upperBound)])))
             }
             let value = trimmed(buffer, (colonIndex + 1)..<line.upperBound)
             headers.append(wireName: raw(buffer, name), value: raw(buffer, value))
         }
-        guard let startLine else { throw HeadParseError(description: "empty message head") }
+        guard let startLine else { throw HeadParseError(warning: .emptyHead) }
         if anomalies.count > 16 {
-            anomalies = Array(anomalies.prefix(15)) + ["\(anomalies.count - 15) more oddities in this head"]
+            anomalies = Array(anomalies.prefix(15)) + [.moreHeadOddities(anomalies.count - 15)]
         }
         return ParsedHead(startLine: startLine, headers: headers, anomalies: anomalies, isHTTP09: isHTTP09)
     }
@@ -192,8 +184,7 @@ enum HTTPHeadParser {
 
     static func parseStartLine(_ line: ArraySlice<UInt8>, role: MessageRole) throws(HeadParseError) -> ParsedStartLine {
         guard let parts = startLineParts(line, role: role) else {
-            let what = role == .request ? "request" : "status"
-            throw HeadParseError(description: "not an HTTP/1.x \(what) line: \"\(preview(line))\"")
+            throw HeadParseError(warning: .notAStartLine(role, line: preview(line)))
         }
         switch role {
         case .request:

@@ -5,6 +5,7 @@ import BodyDecoding
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowReassembly
 import HTTPModel
 import PacketDecoding
 
@@ -14,7 +15,7 @@ final class MessageInProgress {
     let headSize: Int
     let start: Timestamp
     var end: Timestamp
-    var warnings: [String] { didSet { warnings.keepWithin(maxWarnings) } }
+    var warnings: [HTTPWarning] { didSet { warnings.keepWithin(maxWarnings) } }
     private let maxWarnings: Int
     private let limits: HTTPDecoderLimits
     private let budget: DecodedBytesBudget?
@@ -34,7 +35,7 @@ final class MessageInProgress {
     /// The body as it stood when finished, computed once.
     private(set) var finalBody: HTTPBody?
 
-    init(head: ParsedHead, headSize: Int, start: Timestamp, warnings: [String], limits: HTTPDecoderLimits,
+    init(head: ParsedHead, headSize: Int, start: Timestamp, warnings: [HTTPWarning], limits: HTTPDecoderLimits,
          budget: DecodedBytesBudget? = nil) {
         self.head = head
         self.headSize = headSize
@@ -98,7 +99,7 @@ enum AfterMessage {
 protocol MessageParserDelegate: AnyObject {
     /// A head was parsed (`warnings`: trouble seen in this direction since the last message); returns its body
     /// framing. May return nil to abandon the stream (HTTP/2 preface).
-    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int, warnings: [String],
+    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int, warnings: [HTTPWarning],
                 at time: Timestamp) -> (MessageInProgress, BodyFraming)?
     func parser(_ parser: HTTPMessageParser, didFinish message: MessageInProgress, at time: Timestamp) -> AfterMessage
     /// Whether trouble outside a message (a head that could not be parsed) is worth a warning: not before any HTTP
@@ -158,7 +159,7 @@ final class HTTPMessageParser {
     private var scanFrom = 0
     private(set) var message: MessageInProgress?
     /// Warnings waiting for the next message of this direction (a gap between messages).
-    var pendingWarnings: [String] = [] { didSet { pendingWarnings.keepWithin(limits.maxWarningsPerMessage) } }
+    var pendingWarnings: [HTTPWarning] = [] { didSet { pendingWarnings.keepWithin(limits.maxWarningsPerMessage) } }
     private(set) var messagesParsed = 0
     /// During resync: whether the next byte starts a line; and how many bytes were scanned.
     private var atLineStart = true
@@ -248,7 +249,7 @@ final class HTTPMessageParser {
             let byte = bytes[0]
             if byte == lf { buffer.removeAll(); phase = .chunkSize; return 1 }
             if byte == cr && buffer.isEmpty { buffer.append(cr); return 1 }
-            abandonMessage("chunked body: expected CRLF after chunk data", at: time)
+            abandonMessage(.chunkDataWithoutLineEnd, at: time)
             return 0
         case .chunkSize, .trailers:
             return consumeLine(bytes, at: time)
@@ -309,7 +310,7 @@ final class HTTPMessageParser {
                     return used + piece.count
                 }
                 if lenient == nil {
-                    let problem = "not an HTTP/1.x \(role.name) start line: \"\(HTTPHeadParser.preview(buffer[0..<index]))\""
+                    let problem = HTTPWarning.notAMessageStart(role, line: HTTPHeadParser.preview(buffer[0..<index]))
                     let fromThisCall = index + 1 - before
                     report(problem)
                     startResync(atLineStart: true)
@@ -327,11 +328,10 @@ final class HTTPMessageParser {
         }
         scanFrom = buffer.count
         if buffer.count > limits.maxHeadBytes {
-            let warning = "\(role.name) head longer than the \(limits.maxHeadBytes)-byte limit; skipped"
             let skipped = buffer.count
             buffer.removeAll()
             scanFrom = 0
-            pendingWarnings.append(warning)
+            pendingWarnings.append(.headOverLimit(role, limit: limits.maxHeadBytes))
             startResync(atLineStart: false)
             resyncScanned += skipped
         }
@@ -376,7 +376,7 @@ final class HTTPMessageParser {
         scanFrom = 0
         let head = ParsedHead(startLine: .response(version: "HTTP/0.9", status: nil, code: "", reason: ""),
                               headers: HTTPHeaders([]),
-                              anomalies: ["HTTP/0.9 response (no status line); body runs to the connection's close"])
+                              anomalies: [.http09Response])
         guard let (message, _) = announce(head, size: 0) else {
             phase = .opaque
             return
@@ -397,7 +397,7 @@ final class HTTPMessageParser {
     }
 
     /// Trouble outside a message: kept for the next message when the connection finds it worth a warning.
-    private func report(_ problem: String) {
+    private func report(_ problem: HTTPWarning) {
         if delegate?.parserWarnsOfProblems(self) == true { pendingWarnings.append(problem) }
     }
 
@@ -408,7 +408,7 @@ final class HTTPMessageParser {
         do throws(HeadParseError) {
             parsed = try HTTPHeadParser.parse(buffer[0..<size], role: role)
         } catch {
-            report("\(error.description)")
+            report(error.warning)
             startResync(atLineStart: true)
             resyncScanned += size  // bad heads count against the resync budget too, so a flood of them ends
             return
@@ -434,7 +434,7 @@ final class HTTPMessageParser {
         guard let newline = bytes.firstIndex(of: lf) else {
             buffer.append(contentsOf: bytes)
             if buffer.count > limits.maxChunkLineBytes {
-                abandonMessage("chunked body: line longer than \(limits.maxChunkLineBytes) bytes", at: time)
+                abandonMessage(.chunkLineOverLimit(limit: limits.maxChunkLineBytes), at: time)
             }
             return bytes.count
         }
@@ -477,10 +477,9 @@ final class HTTPMessageParser {
             }
             guard digits > 0, allHex, significant <= 15 else {
                 let shown = HTTPHeadParser.preview(ArraySlice(line))
-                let what = first == UInt8(ascii: "-") ? "negative chunk size"
-                    : digits > 0 && allHex ? "chunk size that overflows"
-                    : "invalid chunk size line"
-                abandonMessage("chunked body: \(what) \"\(shown)\"", at: time)
+                abandonMessage(first == UInt8(ascii: "-") ? .negativeChunkSize(shown)
+                               : digits > 0 && allHex ? .chunkSizeOverflows(shown)
+                               : .invalidChunkSizeLine(shown), at: time)
                 return
             }
             message?.extendEnd(to: time)
@@ -499,7 +498,7 @@ final class HTTPMessageParser {
             trailerFields.append(lf)
             if trailerFields.count > limits.maxChunkLineBytes {
                 trailerFields.removeAll()
-                abandonMessage("chunked body: trailer section longer than \(limits.maxChunkLineBytes) bytes", at: time)
+                abandonMessage(.trailersOverLimit(limit: limits.maxChunkLineBytes), at: time)
             }
         }
     }
@@ -523,7 +522,7 @@ final class HTTPMessageParser {
     }
 
     /// The current message cannot be read further: report it as incomplete and look for the next one.
-    private func abandonMessage(_ warning: String, at time: Timestamp) {
+    private func abandonMessage(_ warning: HTTPWarning, at time: Timestamp) {
         buffer.removeAll()
         if let message {
             message.warnings.append(warning)
@@ -548,7 +547,7 @@ final class HTTPMessageParser {
     private func consumeResync(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
         if resyncScanned > limits.maxResyncScanBytes {
             if messagesParsed > 0 {
-                report("no \(role.name) found in \(limits.maxResyncScanBytes) bytes after a gap; rest of the stream not parsed")
+                report(.noMessageAfterGap(role, scanned: limits.maxResyncScanBytes))
             }
             phase = .opaque
             return bytes.count
@@ -591,7 +590,6 @@ final class HTTPMessageParser {
 
     /// `length` bytes of this direction were never seen.
     func gap(length: Int, at time: Timestamp) {
-        let what = "gap of \(length) bytes"
         if case .afterRefusedTunnel = phase {
             // Bytes before the gap decide; with none, what follows the gap is looked for as HTTP.
             if buffer.isEmpty { phase = .head } else { decideAfterRefusedTunnel(isHTTP: Self.looksLikeRequestAfterRefusedTunnel(buffer[...], final: true) ?? true, at: time) }
@@ -603,7 +601,7 @@ final class HTTPMessageParser {
             heldGap = true
         case .fixedBody(let remaining) where length <= remaining, .chunkData(let remaining) where length <= remaining:
             message?.body.gap(length: length)
-            message?.warnings.append("\(what) in \(role.name) body")
+            message?.warnings.append(.gapInBody(role, length: length))
             message?.complete = false
             if case .fixedBody = phase {
                 if length == remaining { finishMessage(at: time) } else { phase = .fixedBody(remaining: remaining - length) }
@@ -612,19 +610,18 @@ final class HTTPMessageParser {
             }
         case .untilClose:
             message?.body.gap(length: length)
-            message?.warnings.append("\(what) in \(role.name) body")
+            message?.warnings.append(.gapInBody(role, length: length))
             message?.complete = false
         case .fixedBody, .chunkData, .chunkSize, .chunkDataEnd, .trailers:
             message?.body.gap(length: length)
-            abandonMessage("\(what) in \(role.name) body; rest of the message lost", at: time)
+            abandonMessage(.gapInBodyRestLost(role, length: length), at: time)
             // The gap ran past the message's end: the next message may start right after it.
             if case .resync = phase { atLineStart = true }
         case .head, .afterRefusedTunnel:
             if buffer.isEmpty {
-                pendingWarnings.append("\(what) before this \(role.name); earlier messages may be missing")
-            } else if !salvageCutHead(because: "\(what) inside the \(role.name) head; the rest of it was not captured",
-                                      at: time) {
-                pendingWarnings.append("\(what) inside a \(role.name) head; that message was lost")
+                pendingWarnings.append(.gapBeforeMessage(role, length: length))
+            } else if !salvageCutHead(because: .gapInsideHead(role, length: length), at: time) {
+                pendingWarnings.append(.gapInsideHeadLost(role, length: length))
             }
             startResync(atLineStart: true)
         case .resync:
@@ -634,29 +631,28 @@ final class HTTPMessageParser {
     }
 
     /// The direction ended. A body delimited by the close is complete after a FIN; any other message is cut.
-    func end(reason: StreamEndReasonText, at time: Timestamp) {
+    func end(reason: StreamEndReason, at time: Timestamp) {
         if case .afterRefusedTunnel = phase {
             if buffer.isEmpty { phase = .head } else { decideAfterRefusedTunnel(isHTTP: Self.looksLikeRequestAfterRefusedTunnel(buffer[...], final: true) ?? true, at: time) }
         }
         switch phase {
         case .untilClose:
             if !reason.isOrderly, let message {
-                message.warnings.append("\(role.name) body ends with the connection, which \(reason.text); it may be incomplete")
+                message.warnings.append(.bodyEndsWithConnection(role, reason))
                 message.complete = false
             }
             finishMessage(at: time)
         case .fixedBody(let remaining), .chunkData(let remaining):
-            message?.warnings.append("\(role.name) body cut short: \(remaining) bytes missing when the connection \(reason.text)")
+            message?.warnings.append(.bodyCutShort(role, missing: remaining, reason))
             message?.complete = false
             finishMessage(at: time)
         case .chunkSize, .chunkDataEnd, .trailers:
-            message?.warnings.append("chunked \(role.name) body cut short when the connection \(reason.text)")
+            message?.warnings.append(.chunkedBodyCutShort(role, reason))
             message?.complete = false
             finishMessage(at: time)
         case .head:
-            // Nearly always nothing is left: the text is made only when a head was cut.
             if !buffer.isEmpty {
-                let problem = "\(role.name) head cut short (\(buffer.count) bytes) when the connection \(reason.text)"
+                let problem = HTTPWarning.headCutShort(role, bytes: buffer.count, reason)
                 if !salvageCutHead(because: problem, at: time) { report(problem) }
             }
         case .holding:
@@ -671,7 +667,7 @@ final class HTTPMessageParser {
     /// A head that will never be completed (a gap, the capture's end): when its start line is whole, report the
     /// message as incomplete with the fields seen so far, instead of losing it. Returns false when there was not
     /// enough to show.
-    private func salvageCutHead(because why: String, at time: Timestamp) -> Bool {
+    private func salvageCutHead(because why: HTTPWarning, at time: Timestamp) -> Bool {
         guard let lastLF = buffer.lastIndex(of: lf), delegate != nil else { return false }
         var head = Array(buffer[...lastLF])
         head += [cr, lf]
@@ -696,7 +692,7 @@ final class HTTPMessageParser {
         held.removeAll()
         if heldGap {
             heldGap = false
-            pendingWarnings.append("bytes lost while waiting for the upgrade response")
+            pendingWarnings.append(.bytesLostAwaitingUpgrade)
             startResync(atLineStart: true)
         } else {
             phase = .head
@@ -714,7 +710,7 @@ final class HTTPMessageParser {
         held.removeAll()
         if heldGap {
             heldGap = false
-            pendingWarnings.append("bytes lost while waiting for the CONNECT response")
+            pendingWarnings.append(.bytesLostAwaitingConnectResponse)
             startResync(atLineStart: true)
         } else {
             phase = .afterRefusedTunnel
@@ -766,21 +762,5 @@ final class HTTPMessageParser {
     func takeHeld() -> (bytes: [UInt8], gap: Bool) {
         defer { held = []; heldGap = false }
         return (held, heldGap)
-    }
-}
-
-/// How a direction ended, in words for warnings.
-struct StreamEndReasonText {
-    var text: String
-    var isOrderly: Bool
-}
-
-extension Array where Element == String {
-    /// Keeps at most `limit` warnings, the last of them saying that more were dropped.
-    mutating func keepWithin(_ limit: Int) {
-        let limit = Swift.max(2, limit)
-        guard count > limit else { return }
-        removeSubrange((limit - 1)...)
-        append("further warnings not shown (HTTPDecoderLimits.maxWarningsPerMessage)")
     }
 }

@@ -81,18 +81,6 @@ final class EventSink {
     init(_ emit: @escaping (HTTPEvent) -> Void) { self.emit = emit }
 }
 
-extension StreamEndReason {
-    var describedForWarnings: StreamEndReasonText {
-        switch self {
-        case .fin: return StreamEndReasonText(text: "closed", isOrderly: true)
-        case .reset: return StreamEndReasonText(text: "was reset", isOrderly: false)
-        case .idleTimeout: return StreamEndReasonText(text: "went idle past the timeout", isOrderly: false)
-        case .evicted: return StreamEndReasonText(text: "was dropped to stay within memory limits", isOrderly: false)
-        case .captureEnded: return StreamEndReasonText(text: "was still open when the capture ended", isOrderly: false)
-        }
-    }
-}
-
 /// One TCP connection read as HTTP/1.x: a parser per direction and the FIFO of requests waiting for their
 /// responses. When the connection leaves HTTP/1.x (an accepted upgrade or CONNECT, the HTTP/2 preface) it stops
 /// reading and returns a `Handover`; its `ConnectionRouter` gives the rest to the next layer.
@@ -189,7 +177,7 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
     /// The direction ended: its parser finishes (a body delimited by the close is complete), and so does what a
     /// refused tunnel carried.
     func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) -> Handover? {
-        parser(for: direction).end(reason: reason.describedForWarnings, at: time)
+        parser(for: direction).end(reason: reason, at: time)
         settle(at: time)
         if direction == .clientToServer, let refusedTunnel { _ = refusedTunnel.end(direction, reason: reason, at: time) }
         return handover(consumed: 0)
@@ -231,7 +219,7 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
 
     // MARK: MessageParserDelegate
 
-    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int, warnings: [String],
+    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int, warnings: [HTTPWarning],
                 at time: Timestamp) -> (MessageInProgress, BodyFraming)? {
         // A response never starts before the request it answers, whatever the capture's clock did.
         var start = time
@@ -261,11 +249,9 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
             hasLength = !lengthValues.isEmpty
         }
         if !transferCodings.isEmpty && hasLength {
-            message.warnings.append("both Transfer-Encoding and Content-Length: a request smuggling vector (RFC 9112 "
-                                    + "section 6.1); Content-Length ignored")
+            message.warnings.append(.transferEncodingWithContentLength)
         } else if !transferCodings.isEmpty && !chunked, case .request = head.startLine {
-            message.warnings.append("Transfer-Encoding \"\(transferCodings.joined(separator: ", "))\" does not end "
-                                    + "with chunked: body length unknown (RFC 9112 section 6.3)")
+            message.warnings.append(.transferEncodingNotEndingInChunked(transferCodings))
         }
         if !chunked && hasLength && declaredLength == nil {
             message.complete = false
@@ -279,7 +265,7 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
             }
             if waiting.count >= limits.maxPendingRequests {
                 let oldest = waiting.removeFirst()
-                oldest.warnings.append("more than \(limits.maxPendingRequests) requests waiting on this connection; reported without a response")
+                oldest.warnings.append(.tooManyPendingRequests(limit: limits.maxPendingRequests))
                 emit(request: oldest, response: nil)
             }
             waiting.append(message)
@@ -291,7 +277,7 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
             if answering == nil, !waiting.isEmpty { answering = waiting.removeFirst() }
             answeringWithoutRequest = request == nil
             if request == nil {
-                message.warnings.append("response without a captured request")
+                message.warnings.append(.responseWithoutRequest)
             }
             let method = request?.method ?? "GET"
             // Without a numeric status (`2XX`, HTTP/0.9) the response is framed as a final one with a body.
@@ -305,23 +291,22 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
     }
 
     /// Content-Length oddities, each named: several fields, leading zeros, signs, overflow, conflicts.
-    static func lengthAnomalies(_ values: [String], declared: Int?) -> [String] {
+    static func lengthAnomalies(_ values: [String], declared: Int?) -> [HTTPWarning] {
         guard !values.isEmpty else { return [] }
-        var notes: [String] = []
-        let shown = values.joined(separator: ", ")
-        if values.count > 1 && declared != nil { notes.append("duplicate Content-Length (\(shown))") }
+        var notes: [HTTPWarning] = []
+        if values.count > 1 && declared != nil { notes.append(.duplicateContentLength(values)) }
         if declared == nil {
             if Set(values).count > 1 {
-                notes.append("conflicting Content-Length values (\(shown))")
+                notes.append(.conflictingContentLength(values))
             } else if let only = values.first, only.hasPrefix("-") {
-                notes.append("negative Content-Length \"\(only)\"")
+                notes.append(.negativeContentLength(only))
             } else if let only = values.first, !only.isEmpty, only.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                notes.append("Content-Length \"\(only)\" too large")
+                notes.append(.contentLengthTooLarge(only))
             } else {
-                notes.append("invalid Content-Length \"\(shown)\"")
+                notes.append(.invalidContentLength(values))
             }
         } else if let only = values.first, only.count > 1, only.hasPrefix("0") {
-            notes.append("Content-Length with leading zeros \"\(only)\"")
+            notes.append(.contentLengthWithLeadingZeros(only))
         }
         return notes
     }
@@ -402,22 +387,22 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
         }
         if let answering {
             self.answering = nil
-            answering.warnings.append("no response before the connection ended")
+            answering.warnings.append(.noResponseBeforeEnd)
             emit(request: answering, response: nil)
         }
         for request in waiting {
-            request.warnings.append("no response before the connection ended")
+            request.warnings.append(.noResponseBeforeEnd)
             emit(request: request, response: nil)
         }
         waiting.removeAll()
     }
 
     /// At most `maxWarningsPerMessage` warnings per message side, plus one that counts the rest.
-    private func capped(_ warnings: [String]) -> [String] {
+    private func capped(_ warnings: [HTTPWarning]) -> [HTTPWarning] {
         let limit = max(1, limits.maxWarningsPerMessage) * 2
         guard warnings.count > limit else { return warnings }
         return Array(warnings.prefix(limit - 1))
-            + ["\(warnings.count - limit + 1) more warnings not shown (HTTPDecoderLimits.maxWarningsPerMessage)"]
+            + [.moreWarningsNotShown(warnings.count - limit + 1)]
     }
 
     private func emit(request: MessageInProgress?, response: MessageInProgress?) {
@@ -425,12 +410,12 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
     }
 
     private func makeExchange(request: MessageInProgress?, response: MessageInProgress?) -> HTTPExchange {
-        var warnings: [String] = []
+        var warnings: [HTTPWarning] = []
         var complete = request != nil && response != nil
         var httpRequest: HTTPRequest?
         if let request, case .request(let method, let uri, let version) = request.head.startLine {
             if !request.finished {
-                request.warnings.append("response arrived before the request body was complete")
+                request.warnings.append(.responseBeforeRequestBodyComplete)
                 request.complete = false
             }
             let body = request.finishedBody()
@@ -449,8 +434,8 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
             var headers = response.head.headers
             if !trailers.isEmpty { headers.append(contentsOf: trailers.removeValue(forKey: ObjectIdentifier(response)) ?? []) }
             if droppedInterim > 0 {
-                warnings.append("\(interim.count + droppedInterim) interim (1xx) responses; only the first "
-                                + "\(limits.maxInterimResponses) kept (HTTPDecoderLimits.maxInterimResponses)")
+                warnings.append(.interimResponsesDropped(total: interim.count + droppedInterim,
+                                                         kept: limits.maxInterimResponses))
             }
             httpResponse = HTTPResponse(status: status, statusText: code, reason: reason, version: version,
                                         headers: headers, body: body,

@@ -1,3 +1,5 @@
+import HTTPModel
+
 /// Reads start lines the way RFC 9112 tells a recipient it may and the way Zeek, libhtp and browsers do: odd
 /// lines are read, not dropped, and every oddity is named in a warning (an anomaly) on the message.
 ///
@@ -9,7 +11,7 @@
 /// (in any case); those are not HTTP.
 struct LenientStartLine {
     var startLine: ParsedStartLine
-    var anomalies: [String]
+    var anomalies: [HTTPWarning]
     /// A request without a version: HTTP/0.9 has no header fields, so the head ends with this line.
     var isHTTP09: Bool
 
@@ -21,10 +23,10 @@ struct LenientStartLine {
         if line.last == cr { line = line.dropLast() }
         guard let words = Words(line) else { return nil }
         let first = words.first
-        var anomalies: [String] = []
+        var anomalies: [HTTPWarning] = []
         let extraWhitespace = line.contains(tab) || isBlank(line[line.startIndex]) || isBlank(line[line.endIndex - 1])
             || words.wideGap
-        if extraWhitespace { anomalies.append("extra whitespace in the \(role == .request ? "request" : "status") line") }
+        if extraWhitespace { anomalies.append(.extraWhitespaceInStartLine(role)) }
 
         switch role {
         case .request:
@@ -36,10 +38,10 @@ struct LenientStartLine {
                 if let note = versionAnomaly(line[last]) { anomalies.append(note) }
                 let uri: String
                 if words.count == 2 {
-                    anomalies.append("request line without a target")
+                    anomalies.append(.requestLineWithoutTarget)
                     uri = ""
                 } else {
-                    if words.count > 3 { anomalies.append("spaces inside the request target") }
+                    if words.count > 3 { anomalies.append(.spacesInRequestTarget) }
                     uri = HTTPHeadParser.text(line[words.second.lowerBound..<words.beforeLast.upperBound])
                 }
                 return LenientStartLine(startLine: .request(method: HTTPHeadParser.text(method), uri: uri,
@@ -50,12 +52,11 @@ struct LenientStartLine {
             // is not read as requests.
             guard plainMethod, words.count >= 2 else { return nil }
             let uri = HTTPHeadParser.text(line[words.second.lowerBound..<last.upperBound])
-            anomalies.append("HTTP/0.9 request (no version)")
+            anomalies.append(.http09Request)
             if let glued = gluedVersion(line[last]) {
                 // `GET /HTTP/1.1`: browsers and Zeek read the whole word as the target of an HTTP/0.9 request, and
                 // so do servers that answer HTTP/0.9; say what it most likely was meant to be.
-                anomalies.append("no space before \"\(HTTPHeadParser.preview(glued))\" at the end of the request line: "
-                                 + "read as part of the target, as browsers and Zeek read it")
+                anomalies.append(.versionGluedToTarget(HTTPHeadParser.preview(glued)))
             }
             return LenientStartLine(startLine: .request(method: HTTPHeadParser.text(method), uri: uri, version: "HTTP/0.9"),
                                     anomalies: anomalies, isHTTP09: true)
@@ -65,7 +66,7 @@ struct LenientStartLine {
             if let note = versionAnomaly(line[first]) { anomalies.append(note) }
             let version = HTTPHeadParser.text(line[first])
             guard words.count >= 2 else {
-                anomalies.append("status line without a status code")
+                anomalies.append(.statusLineWithoutCode)
                 return LenientStartLine(startLine: .response(version: version, status: nil, code: "", reason: ""),
                                         anomalies: anomalies, isHTTP09: false)
             }
@@ -75,15 +76,15 @@ struct LenientStartLine {
                 let number = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
                 status = number
                 if code.count != 3 {
-                    anomalies.append("status code \"\(HTTPHeadParser.preview(code))\" is not three digits")
+                    anomalies.append(.statusCodeNotThreeDigits(HTTPHeadParser.preview(code)))
                 } else if !(100...599).contains(number) {
-                    anomalies.append("status code \(number) outside 100-599")
+                    anomalies.append(.statusCodeOutOfRange(number))
                 }
             } else {
                 // `2XX`: not a number, so none is made up (Zeek's reply code is 0 then, libhtp's invalid); the
                 // code is shown as sent, and the body framed as for any final response.
                 status = nil
-                anomalies.append("non-numeric status code \"\(HTTPHeadParser.preview(code))\"")
+                anomalies.append(.nonNumericStatusCode(HTTPHeadParser.preview(code)))
             }
             var reasonStart = words.second.upperBound
             while reasonStart < line.endIndex && isBlank(line[reasonStart]) { reasonStart += 1 }
@@ -142,21 +143,21 @@ struct LenientStartLine {
     }
 
     /// What is odd about a version-like word, or nil for `HTTP/d.d`.
-    private static func versionAnomaly(_ word: ArraySlice<UInt8>) -> String? {
+    private static func versionAnomaly(_ word: ArraySlice<UInt8>) -> HTTPWarning? {
         if HTTPHeadParser.isVersion(word) { return nil }
         let shown = HTTPHeadParser.preview(word)
         let s = word.startIndex
         if !(word[s] == 0x48 && word[s + 1] == 0x54 && word[s + 2] == 0x54 && word[s + 3] == 0x50) {
             var upper = word
             for i in s..<(s + 4) { upper[i] &= ~0x20 }
-            if HTTPHeadParser.isVersion(upper) { return "version not in upper case (\"\(shown)\")" }
+            if HTTPHeadParser.isVersion(upper) { return .versionNotUpperCase(shown) }
         }
         let number = word[(s + 5)...]
         let isDigit: (UInt8) -> Bool = { $0 >= 0x30 && $0 <= 0x39 }
         if number.isEmpty || (number.count <= 2 && isDigit(number[number.startIndex])
                               && (number.count == 1 || number[number.startIndex + 1] == 0x2e)) {
-            return "truncated version \"\(shown)\""
+            return .truncatedVersion(shown)
         }
-        return "unusual version \"\(shown)\""
+        return .unusualVersion(shown)
     }
 }

@@ -30,18 +30,6 @@ public struct HTTP2StreamFacts: Sendable, Hashable {
         self.outcome = outcome
         self.headerTableUnknown = headerTableUnknown
     }
-
-    /// `reset by server: CANCEL (0x8)`, nil when complete.
-    public var outcomeText: String? {
-        switch outcome {
-        case .complete: return nil
-        case .reset(let sender, let code, let name):
-            return "reset by \(sender == .clientToServer ? "client" : "server"): \(name) (0x\(String(code, radix: 16)))"
-        case .goaway(let sender, let code, let name, let last):
-            return "GOAWAY from \(sender == .clientToServer ? "client" : "server"): \(name) (0x\(String(code, radix: 16))), last stream \(last)"
-        case .unfinished: return "stream still open when the connection ended"
-        }
-    }
 }
 
 /// A gRPC call read from an HTTP/2 exchange: service and method from `:path`, status from the trailers,
@@ -123,11 +111,11 @@ public struct WebSocketMessage: Sendable, Hashable {
     public var closeReason: String?
     /// When the first frame was captured.
     public var time: Timestamp
-    public var warnings: [String]
+    public var warnings: [HTTPWarning]
 
     public init(connection: ConnectionID, client: Endpoint, server: Endpoint, direction: StreamDirection, kind: Kind,
                 opcode: UInt8, size: Int, sha256: String, kept: [UInt8], frames: Int, compressed: Bool,
-                closeCode: UInt16?, closeReason: String?, time: Timestamp, warnings: [String]) {
+                closeCode: UInt16?, closeReason: String?, time: Timestamp, warnings: [HTTPWarning]) {
         self.connection = connection
         self.client = client
         self.server = server

@@ -386,7 +386,7 @@ public struct HTTPExchange: Sendable, Hashable {
     /// Both messages seen whole, with no gaps, truncation or decode failures.
     public var complete: Bool
     /// Gaps, truncation, decode failures, in the order they happened.
-    public var warnings: [String]
+    public var warnings: [HTTPWarning]
     /// Set when a 101 response (or a 2xx to CONNECT) turned the connection into something else; the bytes that
     /// follow are not parsed as HTTP. Values: the Upgrade header (`websocket`, `h2c`) or `tunnel` for CONNECT.
     public var upgrade: String?
@@ -399,7 +399,7 @@ public struct HTTPExchange: Sendable, Hashable {
     public var grpc: GRPCCallFacts?
 
     public init(connection: ConnectionID, client: Endpoint, server: Endpoint, request: HTTPRequest?,
-                response: HTTPResponse?, complete: Bool, warnings: [String], upgrade: String?) {
+                response: HTTPResponse?, complete: Bool, warnings: [HTTPWarning], upgrade: String?) {
         self.connection = connection
         self.client = client
         self.server = server

@@ -218,7 +218,23 @@ public final class CaptureHandle: @unchecked Sendable {
         var count = packetsRead
         defer { packetsRead = count }
         let limit = limit ?? Int.max
-        while !stopRequested.load(ordering: .relaxed) {
+        var drainUntil: Int?
+        var breakSeen = false
+        while true {
+            if stopRequested.load(ordering: .relaxed) {
+                // Stopped (the command ended, Ctrl-C): what the kernel already holds for us was captured before
+                // the stop and is read too, without waiting for more, for at most 100 ms (traffic may go on).
+                guard isLive else { return }
+                var clock = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &clock)
+                let now = clock.tv_sec * 1_000_000_000 + clock.tv_nsec
+                if drainUntil == nil {
+                    drainUntil = now + 100_000_000
+                    var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE))
+                    if pcap_setnonblock(pcap, 1, &errorBuffer) != 0 { return }
+                }
+                if now > drainUntil! { return }
+            }
             if count >= limit { return }
             let status = pcap_next_ex(pcap, &header, &data)
             switch status {
@@ -237,8 +253,14 @@ public final class CaptureHandle: @unchecked Sendable {
                     bytes: UnsafeRawBufferPointer(start: data, count: caplen))
                 try body(packet)
             case 0:
+                if drainUntil != nil { return }  // stopped, and nothing more is waiting
                 continue  // live read timeout: nothing arrived
             case PCAP_ERROR_BREAK:
+                // pcap_breakloop's flag is reported once and then cleared: a stopped live capture drains first.
+                if isLive && !breakSeen && stopRequested.load(ordering: .relaxed) {
+                    breakSeen = true
+                    continue
+                }
                 return  // end of file, or pcap_breakloop
             default:
                 let message = String(cString: pcap_geterr(pcap))

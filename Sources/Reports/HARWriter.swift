@@ -74,7 +74,7 @@ public final class HARWriter {
         json.append(","); json.key("ssl"); json.append("-1}")
         json.append(","); json.key("serverIPAddress"); json.string(exchange.server.address.description)
         json.append(","); json.key("connection"); json.string(String(exchange.connection.rawValue))
-        var notes = exchange.warnings
+        var notes = exchange.warnings.map(\.description)
         if !exchange.complete { notes.insert("incomplete", at: 0) }
         if let upgrade = exchange.upgrade {
             notes.append(exchange.upgradeDecoded ? "connection switched to \(upgrade)" : "connection switched to \(upgrade); later bytes not decoded")

@@ -69,7 +69,7 @@ public enum HTTPJSONRenderer {
         json.append(","); json.key("warnings"); json.append("[")
         for (index, warning) in exchange.warnings.enumerated() {
             if index > 0 { json.append(",") }
-            json.string(warning)
+            json.string(warning.description)
         }
         json.append("]")
         // Only HTTP/2 exchanges carry these, so HTTP/1.x lines stay as they were.
@@ -151,7 +151,7 @@ public enum HTTPJSONRenderer {
         json.append(","); json.key("warnings"); json.append("[")
         for (index, warning) in message.warnings.enumerated() {
             if index > 0 { json.append(",") }
-            json.string(warning)
+            json.string(warning.description)
         }
         json.append("]}")
     }

@@ -116,7 +116,7 @@ public struct HTTPTextRenderer: Sendable {
         if !exchange.complete { out.append("  " + paint("[incomplete]", .yellow)) }
         out.append(UInt8(ascii: "\n"))
         for warning in exchange.warnings {
-            out.append("    " + paint("! " + BodyPresentation.terminalSafe(warning), .yellow) + "\n")
+            out.append("    " + paint("! " + BodyPresentation.terminalSafe(warning.description), .yellow) + "\n")
         }
         if options.verbose { out.append(details(exchange)) }
     }
@@ -162,7 +162,7 @@ public struct HTTPTextRenderer: Sendable {
         if message.frames > 1 { out += "  " + paint("(\(message.frames) frames)", .dim) }
         out += "\n"
         for warning in message.warnings {
-            out += "    " + paint("! " + BodyPresentation.terminalSafe(warning), .yellow) + "\n"
+            out += "    " + paint("! " + BodyPresentation.terminalSafe(warning.description), .yellow) + "\n"
         }
         return out
     }

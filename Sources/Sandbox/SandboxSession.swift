@@ -94,26 +94,31 @@ public struct SandboxSession {
             try? FileManager.default.removeItem(atPath: file)
             arguments += ["-w", file]
         }
+        // The command starts once the capture says it is capturing (it creates the ready file when its handle is
+        // live): none of the command's first packets is missed, however long the capture takes to start on a busy
+        // machine.
+        let ready = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-ready-\(sandbox.identity.id)").path
+        unlink(ready)
+        defer { unlink(ready) }
+        arguments += ["--ready-file", ready]
         let options = SpawnOptions(stdin: .null, stdout: request.printHTTP ? .inherit : .null, grouping: .newProcessGroup)
-        let pids = [try ProcessSpawner.spawn(arguments, options: options).pid]
-        if let file = request.captureFile {
-            // The file appears once the handle is live; wait for it so the command's first packets are in it.
-            let deadline = Date().addingTimeInterval(5)
-            while !FileManager.default.fileExists(atPath: file), Date() < deadline { usleep(20_000) }
-            if !FileManager.default.fileExists(atPath: file) {
-                log("warning: capture has not created \(file) yet; the first packets may be missing")
-            }
-        } else {
-            usleep(300_000)
-        }
-        for pid in pids {
-            var status: Int32 = 0
+        let pid = try ProcessSpawner.spawn(arguments, options: options).pid
+        let deadline = Date().addingTimeInterval(10)
+        var status: Int32 = 0
+        while !FileManager.default.fileExists(atPath: ready) {
             if waitpid(pid, &status, WNOHANG) == pid {
                 log("warning: capture (pid \(pid)) stopped at once with status \(ExitStatus(waitStatus: status).shellCode); "
                     + "see its message above. The command runs anyway.")
+                return []
             }
+            if Date() >= deadline {
+                log("warning: capture is not capturing on \(sandbox.identity.hostInterface) after 10 s; "
+                    + "the command's first packets may be missing")
+                break
+            }
+            usleep(10_000)
         }
-        return pids.filter { kill($0, 0) == 0 }
+        return [pid]
     }
 
     /// Stops captures gently (SIGINT lets them flush), then removes the sandbox.

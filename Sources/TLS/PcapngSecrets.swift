@@ -13,9 +13,21 @@ public enum PcapngSecrets {
     /// Largest secrets block read (a key log of a few thousand sessions is well under this).
     public static let maxSecretsLength = 64 << 20
 
+    /// Something that stopped part of the scan; never fatal. `offset`: where the block starts in the file.
+    public enum Warning: Sendable, Hashable {
+        /// A block length that cannot be right: the scan stops there.
+        case badBlockLength(offset: UInt64, length: UInt64)
+        /// A secrets block too long to read, or longer than its block: skipped.
+        case secretsTooLong(offset: UInt64, secretsLength: Int, blockLength: UInt64)
+        /// A key log line in a secrets block that was not understood.
+        case keyLogLine(offset: UInt64, TLSKeyLog.Warning)
+        /// `maxBlocksScanned` blocks were looked at; the scan stopped at `offset`.
+        case stoppedScanning(offset: UInt64)
+    }
+
     /// The TLS key logs embedded in a pcapng file, merged; nil when the file is not pcapng or holds none.
     /// Problems (a truncated block, a limit hit) come back as warnings, never as errors: the packets still read.
-    public static func read(path: String, warnings: inout [String]) -> TLSKeyLog? {
+    public static func read(path: String, warnings: inout [Warning]) -> TLSKeyLog? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         var offset: UInt64 = 0
@@ -35,7 +47,7 @@ public enum PcapngSecrets {
             let type = word(bytes, 0, bigEndian: bigEndian)
             let length = UInt64(word(bytes, 4, bigEndian: bigEndian))
             guard length >= 12, length % 4 == 0 else {
-                warnings.append("pcapng block at offset \(offset) has length \(length) (needs a multiple of 4, at least 12); stopped looking for decryption secrets")
+                warnings.append(.badBlockLength(offset: offset, length: length))
                 break
             }
             if type == decryptionSecrets {
@@ -46,14 +58,14 @@ public enum PcapngSecrets {
                 let secretsLength = Int(word(fields, 4, bigEndian: bigEndian))
                 if secretsType == tlsKeyLog {
                     guard secretsLength <= maxSecretsLength, UInt64(secretsLength) + 20 <= length else {
-                        warnings.append("pcapng decryption secrets block at offset \(offset): \(secretsLength) bytes of secrets (at most \(maxSecretsLength) read, block is \(length) bytes); skipped")
+                        warnings.append(.secretsTooLong(offset: offset, secretsLength: secretsLength, blockLength: length))
                         offset += length
                         continue
                     }
                     if let text = try? handle.read(upToCount: secretsLength), text.count == secretsLength {
                         var log = found ?? TLSKeyLog()
                         let lineWarnings = log.add(text: String(decoding: text, as: UTF8.self))
-                        warnings += lineWarnings.map { "pcapng decryption secrets block at offset \(offset): \($0)" }
+                        warnings += lineWarnings.map { .keyLogLine(offset: offset, $0) }
                         found = log
                     }
                 }
@@ -61,7 +73,7 @@ public enum PcapngSecrets {
             offset += length
             blocks += 1
             if blocks >= maxBlocksScanned {
-                warnings.append("stopped looking for pcapng decryption secrets after \(maxBlocksScanned) blocks (offset \(offset))")
+                warnings.append(.stoppedScanning(offset: offset))
                 break
             }
         }
@@ -139,5 +151,24 @@ public enum PcapngSecrets {
 
     private static func append32(_ value: UInt32, _ out: inout [UInt8]) {
         out += [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)]
+    }
+}
+
+/// The one place a scan warning becomes words (the capture executable prints them).
+extension PcapngSecrets.Warning: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .badBlockLength(let offset, let length):
+            return "pcapng block at offset \(offset) has length \(length) (needs a multiple of 4, at least 12); "
+                + "stopped looking for decryption secrets"
+        case .secretsTooLong(let offset, let secretsLength, let blockLength):
+            return "pcapng decryption secrets block at offset \(offset): \(secretsLength) bytes of secrets (at most "
+                + "\(PcapngSecrets.maxSecretsLength) read, block is \(blockLength) bytes); skipped"
+        case .keyLogLine(let offset, let warning):
+            return "pcapng decryption secrets block at offset \(offset): \(warning)"
+        case .stoppedScanning(let offset):
+            return "stopped looking for pcapng decryption secrets after \(PcapngSecrets.maxBlocksScanned) blocks "
+                + "(offset \(offset))"
+        }
     }
 }

@@ -207,6 +207,9 @@ struct CaptureCommand: ParsableCommand {
         // Writing copies frames unchanged, so any link type can be saved; printing needs a decoder.
         let decoder = output.writeFile == nil ? try PacketDecoder(linkType: handle.linkType) : nil
         announce(handle)
+        if let ready = control.readyFile, !FileManager.default.createFile(atPath: ready, contents: nil) {
+            printError("cannot create \(ready) (--ready-file): \(String(cString: strerror(errno)))")
+        }
 
         // -w FILE.pcapng: pcapng in every mode, with the key log (a command's own included) in Decryption Secrets
         // Blocks as keys become known, so Wireshark, tshark and `capture -r` open it decrypted, even mid-capture.

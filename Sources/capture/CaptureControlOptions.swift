@@ -50,6 +50,11 @@ struct CaptureControlOptions: ParsableArguments {
     @Option(name: .customShort("W"), help: ArgumentHelp("With -C: keep at most this many files, reused in turn (FILE0...); with -G: stop after this many files.", valueName: "count"))
     var fileCount: Int?
 
+    /// For `condition run`, which starts its command once this capture is capturing: created when the handle is
+    /// live (a packet socket bound is not yet capturing: libpcap sets up its ring after binding).
+    @Option(name: .customLong("ready-file"), help: ArgumentHelp("Create this file once capturing.", visibility: .hidden))
+    var readyFile: String?
+
     @Option(name: [.customShort("Z"), .customLong("relinquish-privileges")],
             help: ArgumentHelp("When run as root, switch to this user once the capture and output files are open ('root' keeps root).", valueName: "user"))
     var user: String?

@@ -78,6 +78,7 @@ enum QuickArguments {
         control.rotateSeconds = nil
         control.fileCount = nil
         control.user = nil
+        control.readyFile = nil
 
         var httpOptions = HTTPOptions()
         httpOptions.verbosity = 0

@@ -23,7 +23,7 @@ struct TLSOptions: ParsableArguments {
     func openKeySource(live: Bool, readFile: String?) throws -> TLSKeySource? {
         var embedded: TLSKeyLog?
         if let readFile, readFile != "-" {
-            var warnings: [String] = []
+            var warnings: [PcapngSecrets.Warning] = []
             embedded = PcapngSecrets.read(path: readFile, warnings: &warnings)
             for warning in warnings.prefix(20) { printError("\(readFile): \(warning)") }
         }
@@ -40,7 +40,7 @@ struct TLSOptions: ParsableArguments {
     func secretsToEmbed(live: Bool, readFile: String?, reporting: Bool) throws -> SecretsToEmbed? {
         var embedded: TLSKeyLog?
         if let readFile, readFile != "-" {
-            var ignored: [String] = []
+            var ignored: [PcapngSecrets.Warning] = []
             embedded = PcapngSecrets.read(path: readFile, warnings: &ignored)
         }
         guard let source = try openKeyLogFile(live: live, reporting: reporting) ?? embedded.map(TLSKeySource.init) else {

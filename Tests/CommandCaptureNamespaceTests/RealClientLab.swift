@@ -143,7 +143,10 @@ final class RealClientLab: @unchecked Sendable {
         var description: String { name }
     }
 
-    static let clients: [Client] = [
+    /// Every client, or the one TAPKIT_REAL_CLIENT names (for runs by hand, with TAPKIT_REAL_CLIENT_RUNS).
+    static let clients: [Client] = ProcessInfo.processInfo.environment["TAPKIT_REAL_CLIENT"]
+        .map { name in allClients.filter { $0.name == name } } ?? allClients
+    static let allClients: [Client] = [
         Client(name: "chromium-h1", program: "chromium"), Client(name: "chromium-h2", program: "chromium"),
         Client(name: "node-fetch", program: "node"), Client(name: "node-https", program: "node"),
         Client(name: "python-requests", program: "python3"), Client(name: "python-httpx-h2", program: "python3"),

@@ -188,7 +188,8 @@ struct RealClientRun {
         let offlineNormal = offlineExchanges.map(ExchangeLines.normalized).sorted()
         if liveNormal != offlineNormal {
             problems.append("live differs from offline: live only \(Set(liveNormal).subtracting(offlineNormal).map { $0.prefix(300) }), "
-                            + "offline only \(Set(offlineNormal).subtracting(liveNormal).map { $0.prefix(300) })")
+                            + "offline only \(Set(offlineNormal).subtracting(liveNormal).map { $0.prefix(300) }); "
+                            + "live standard error: \(live.stderr.suffix(1500))")
         }
         print("run: \(client.name) | \(mode) | \(run) | \(judged.right)/\(logged.count) right | "
               + "live \(liveNormal == offlineNormal ? "=" : "≠") offline")

@@ -41,17 +41,18 @@ struct FrameAndHPACKTests {
         let frames = H2Conversation.frame(FrameType.headers, stream: 1, [UInt8](repeating: 0, count: 100))
             + H2Conversation.frame(FrameType.ping, stream: 0, [UInt8](repeating: 1, count: 8))
         var splitter = FrameSplitter(maxBufferedFrameBytes: 50)
-        var pieces: [String] = []
+        var skipped: [HTTP2FrameTrouble] = [], parsed: [UInt8] = []
         frames.withUnsafeBytes { bytes in
             splitter.consume(bytes) { piece in
                 switch piece {
-                case .frame(let header, _): pieces.append("frame \(header.type)")
-                case .skipped(_, let reason): pieces.append(reason)
-                case .data: pieces.append("data")
+                case .frame(let header, _): parsed.append(header.type)
+                case .skipped(_, let reason): skipped.append(reason)
+                case .data: Issue.record("no DATA was sent")
                 }
             }
         }
-        #expect(pieces == ["frame of 100 bytes is over the 50-byte limit", "frame \(FrameType.ping)"])
+        #expect(skipped == [.frameOverLimit(length: 100, limit: 50)])
+        #expect(parsed == [FrameType.ping])
     }
 
     @Test("streams become exchanges with decoded headers, bodies and trailers, in any split", arguments: [1, 3, 64, Int.max])
@@ -137,7 +138,7 @@ struct FrameAndHPACKTests {
         let exchanges = events.compactMap { if case .exchange(let e) = $0 { return e } else { return nil } }
         #expect(exchanges.count == 2)
         #expect(exchanges[0].http2?.outcome == .reset(sender: .clientToServer, code: 8, codeName: "CANCEL"))
-        #expect(exchanges[0].warnings.contains("reset by client: CANCEL (0x8)"))
+        #expect(exchanges[0].warnings == [.http2StreamEnded(.reset(sender: .clientToServer, code: 8, codeName: "CANCEL"))])
         #expect(exchanges[1].http2?.outcome == .goaway(sender: .serverToClient, code: 2, codeName: "INTERNAL_ERROR", lastStreamID: 1))
         #expect(warnings(events).contains { $0.contains("GOAWAY from the server: INTERNAL_ERROR (0x2), last stream 1: overload") })
     }
@@ -243,7 +244,7 @@ struct FrameAndHPACKTests {
         #expect(exchange.request?.uri == "/after")
         #expect(!exchange.complete)
         #expect(exchange.http2?.headerTableUnknown == true)
-        #expect(exchange.warnings.contains { $0.contains("referred to HPACK table entries from before the capture") })
+        #expect(exchange.warnings.contains(.hpackEntriesFromBeforeCapture(fields: 1)), "\(exchange.warnings)")
     }
 
     @Test("limits: streams per connection and header block size are bounded, each with a visible warning")
@@ -260,6 +261,8 @@ struct FrameAndHPACKTests {
         #expect(all.contains { $0.contains("header block over the 200-byte limit") })
         let exchanges = events.compactMap { if case .exchange(let e) = $0 { return e } else { return nil } }
         #expect(exchanges.count == 5)
+        #expect(exchanges.contains { $0.warnings.contains(.http2TooManyStreams(limit: 2)) })
+        #expect(exchanges.contains { $0.warnings.contains(.http2HeaderBlockOverLimit(limit: 200)) })
     }
 
     @Test("a gap stops the direction with a warning instead of misreading frames")

@@ -94,7 +94,7 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
         var exchange = exampleExchange()
         exchange.response = nil
         exchange.complete = false
-        exchange.warnings = ["no response before the connection ended"]
+        exchange.warnings = [.noResponseBeforeEnd]
         let text = renderer().render(exchange)
         #expect(text.contains("→ no response"))
         #expect(text.contains("[incomplete]"))
@@ -137,13 +137,13 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
         var exchange = exampleExchange(client: Endpoint(address: .v6(high: 0x2001_0db8_0000_0000, low: 1), port: 443))
         exchange.response = nil
         exchange.complete = false
-        exchange.warnings = ["quote \" and \u{1} control"]
+        exchange.warnings = [.invalidHeaderName("quote \" and \u{1} control")]
         let line = HTTPJSONRenderer.line(for: exchange)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(object["response"] is NSNull)
         #expect(object["client"] as? String == "[2001:db8::1]:443")
         #expect(object["complete"] as? Bool == false)
-        #expect(object["warnings"] as? [String] == ["quote \" and \u{1} control"])
+        #expect(object["warnings"] as? [String] == ["invalid header name \"quote \" and \u{1} control\""])
         #expect((object["timing"] as? [String: Any])?["response_end"] is NSNull)
     }
 }
