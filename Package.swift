@@ -46,8 +46,12 @@ let package = Package(
         // Bodies as transferred -> decoded bytes, size, SHA-256 and what is kept: content codings and hashing,
         // used by HTTP/1, HTTP/2 and WebSocket alike.
         .target(name: "BodyDecoding", dependencies: ["CCompression", "HTTPModel"], swiftSettings: crossModule),
+        // The TLS wire format in one place, over one bounds-checked byte cursor: record headers, handshake message
+        // framing, ClientHello/ServerHello/EncryptedExtensions facts, "is this TLS?". Used by connection labels,
+        // decryption and QUIC.
+        .target(name: "TLSWire", swiftSettings: crossModule),
         .target(
-            name: "HTTPDecoding", dependencies: ["BodyDecoding", "FlowReassembly", "HTTPModel", "PacketDecoding"],
+            name: "HTTPDecoding", dependencies: ["BodyDecoding", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLSWire"],
             swiftSettings: crossModule
         ),
         // TLS key logs, record layer and decryption: key derivation and MACs from swift-crypto, record ciphers from
@@ -55,7 +59,7 @@ let package = Package(
         .target(
             name: "TLS",
             dependencies: [
-                "CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding",
+                "CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLSWire",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: crossModule
@@ -65,7 +69,7 @@ let package = Package(
         .target(
             name: "HTTP2",
             dependencies: [
-                "BodyDecoding", "CCompression", "FlowReassembly", "HTTPDecoding", "HTTPModel", "PacketDecoding",
+                "BodyDecoding", "CCompression", "FlowReassembly", "HTTPDecoding", "HTTPModel", "PacketDecoding", "TLSWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -141,6 +145,7 @@ let package = Package(
         .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
         .testTarget(name: "CommandCaptureNamespaceTests", dependencies: ["Sandbox", "SystemSupport", "TestSupport"]),
         .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),
+        .testTarget(name: "TLSWireTests", dependencies: ["TLSWire", "TestSupport"]),
         .testTarget(name: "TLSTests", dependencies: [
             "TLS", "FlowReassembly", "HTTPModel", "PacketDecoding", "TestSupport",
             // Only to seal records for RecordCipherTests: swift-crypto is the independent side there.

@@ -1,4 +1,5 @@
 import HTTPModel
+import TLSWire
 
 /// RFC 9113 section 4.1 frame header, validated for length only; types and flags are the caller's to judge.
 public struct FrameHeader: Sendable, Hashable {
@@ -16,11 +17,12 @@ public struct FrameHeader: Sendable, Hashable {
         self.streamID = streamID
     }
 
-    init(_ bytes: UnsafeRawBufferPointer) {
-        length = Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2])
-        type = bytes[3]
-        flags = bytes[4]
-        streamID = (UInt32(bytes[5]) << 24 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 8 | UInt32(bytes[8])) & 0x7fff_ffff
+    /// Reads the header at the cursor (TLSWire's byte cursor, the one the TLS wire format is read with); nil when
+    /// fewer than `size` bytes are left.
+    init?(_ cursor: inout ByteCursor) {
+        guard cursor.remaining >= Self.size, let length = cursor.u24(), let type = cursor.u8(), let flags = cursor.u8(),
+              let streamID = cursor.u32() else { return nil }
+        self.init(length: length, type: type, flags: flags, streamID: streamID & 0x7fff_ffff)
     }
 
     public func has(_ flag: UInt8) -> Bool { flags & flag != 0 }
@@ -74,15 +76,19 @@ struct FrameSplitter {
         while !rest.isEmpty {
             switch phase {
             case .header:
-                if buffer.isEmpty && rest.count >= FrameHeader.size {
-                    header = FrameHeader(UnsafeRawBufferPointer(rebasing: rest.prefix(FrameHeader.size)))
+                var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: rest))
+                if buffer.isEmpty, let whole = FrameHeader(&cursor) {
+                    header = whole
                     rest = rest.dropFirst(FrameHeader.size)
                 } else {
                     let take = min(FrameHeader.size - buffer.count, rest.count)
                     buffer.append(contentsOf: rest.prefix(take))
                     rest = rest.dropFirst(take)
                     guard buffer.count == FrameHeader.size else { return }
-                    header = buffer.withUnsafeBytes { FrameHeader($0) }
+                    header = buffer.withUnsafeBytes { bytes in
+                        var cursor = ByteCursor(bytes)
+                        return FrameHeader(&cursor)!  // `buffer` holds exactly `size` bytes
+                    }
                     buffer.removeAll(keepingCapacity: true)
                 }
                 frames += 1

@@ -1,4 +1,5 @@
 import HTTPModel
+import TLSWire
 
 /// Counts and sizes gRPC's length-prefixed messages (1-byte compressed flag, 4-byte big-endian length, then
 /// the message) in one direction of a call's de-framed DATA bytes, keeping a few bytes of each as hex.
@@ -26,8 +27,12 @@ struct GRPCMessageCounter {
                 prefix.append(contentsOf: rest.prefix(take))
                 rest = rest.dropFirst(take)
                 guard prefix.count == 5 else { return }
-                remaining = Int(prefix[1]) << 24 | Int(prefix[2]) << 16 | Int(prefix[3]) << 8 | Int(prefix[4])
-                current = GRPCCallFacts.Message(size: remaining, compressed: prefix[0] & 1 != 0, hexPrefix: "")
+                let (flags, length) = prefix.withUnsafeBytes { bytes in
+                    var cursor = ByteCursor(bytes)
+                    return (cursor.u8()!, cursor.u32()!)  // `prefix` holds exactly 5 bytes
+                }
+                remaining = Int(length)
+                current = GRPCCallFacts.Message(size: remaining, compressed: flags & 1 != 0, hexPrefix: "")
                 currentKept = []
                 prefix = []
                 if remaining == 0 { finishMessage() }

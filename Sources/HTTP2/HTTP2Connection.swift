@@ -2,6 +2,7 @@ import FlowReassembly
 import HTTPDecoding
 import HTTPModel
 import PacketDecoding
+import TLSWire
 
 /// Decodes one HTTP/2 connection (RFC 9113) from both directions' bytes: frames, HPACK per direction, and
 /// every stream as an `HTTPExchange` (request and response, bodies de-framed and content-decoded, trailers,
@@ -196,7 +197,9 @@ final class HTTP2Connection: ConnectionHandler {
                 offset = 1
             }
             guard end - offset >= 4 else { return malformed(header, .pushPromiseTooShort, direction) }
-            let promised = readUInt32(payload, offset) & 0x7fff_ffff
+            var cursor = ByteCursor(payload)
+            cursor.offset = offset
+            let promised = cursor.u32()! & 0x7fff_ffff  // four bytes are there (checked above)
             startBlock(PendingBlock(streamID: header.streamID, bytes: [], endStream: false, promised: promised),
                        fragment: payload, offset + 4, end, endHeaders: header.has(FrameType.endHeaders), from: direction, at: time)
         case FrameType.continuation:
@@ -211,26 +214,23 @@ final class HTTP2Connection: ConnectionHandler {
                 pendingBlocks[side] = pending
             }
         case FrameType.rstStream:
-            guard payload.count == 4, let stream = streams[header.streamID] else { return }
-            let code = readUInt32(payload, 0)
+            var cursor = ByteCursor(payload)
+            guard payload.count == 4, let code = cursor.u32(), let stream = streams[header.streamID] else { return }
             stream.outcome = .reset(sender: direction, code: code, codeName: HTTP2ErrorCode.name(code))
             stream.side(direction).end = time
             report(stream)
             streams[stream.id] = nil
         case FrameType.settings:
             guard !header.has(FrameType.ack), header.streamID == 0 else { return }
-            var offset = 0
-            while offset + 6 <= payload.count {
-                let identifier = UInt16(payload[offset]) << 8 | UInt16(payload[offset + 1])
-                let value = readUInt32(payload, offset + 2)
+            var cursor = ByteCursor(payload)
+            while let identifier = cursor.u16(), let value = cursor.u32() {
                 // SETTINGS_HEADER_TABLE_SIZE bounds the table of the OTHER side's encoder.
                 if identifier == 0x1 { headerDecoders[1 - side].peerAllowsTable(bytes: Int(value)) }
-                offset += 6
             }
         case FrameType.goaway:
-            guard payload.count >= 8 else { return }
-            let last = readUInt32(payload, 0) & 0x7fff_ffff
-            let code = readUInt32(payload, 4)
+            var cursor = ByteCursor(payload)
+            guard let lastField = cursor.u32(), let code = cursor.u32() else { return }
+            let last = lastField & 0x7fff_ffff
             goaway = (direction, code, last)
             if code != 0 {
                 let debug = String(decoding: UnsafeRawBufferPointer(rebasing: payload[8...]).prefix(200), as: UTF8.self)
@@ -427,10 +427,6 @@ final class HTTP2Connection: ConnectionHandler {
         guard warnedLimits.insert(key).inserted else { return }
         warnConnection(message)
     }
-}
-
-private func readUInt32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
-    UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
 }
 
 /// RFC 9113 section 7 error codes by name.

@@ -1,5 +1,5 @@
 import Crypto
-import HTTPDecoding
+import TLSWire
 import _CryptoExtras
 
 /// Labels a QUIC connection (HTTP/3 when ALPN says h3) from the client's first Initial packet: version from the
@@ -27,7 +27,8 @@ public enum QUICInitial {
         // v1 Initial: type bits 00 (v2 uses 01; it is labelled by version only).
         guard version != 1 || (datagram[0] >> 4) & 0x3 == 0 else { return nil }
         var label = Label(version: version, serverName: nil, alpn: [])
-        guard version == 1, let hello = try? clientHello(datagram), case .clientHello(let parsed) = TLSClientHello.parse(hello) else {
+        guard version == 1, let crypto = try? cryptoData(datagram),
+              let parsed = crypto.withUnsafeBytes({ ClientHelloFacts(message: $0) }) else {
             return label
         }
         label.serverName = parsed.serverName
@@ -35,8 +36,8 @@ public enum QUICInitial {
         return label
     }
 
-    /// The CRYPTO frames' bytes from offset 0, as a TLS handshake record so the TLS ClientHello reader takes it.
-    static func clientHello(_ packet: [UInt8]) throws -> [UInt8]? {
+    /// The CRYPTO frames' bytes from offset 0: the start of the TLS handshake, a ClientHello.
+    static func cryptoData(_ packet: [UInt8]) throws -> [UInt8]? {
         var offset = 5
         let dcidLength = Int(packet[offset]); offset += 1
         guard dcidLength <= 20, offset + dcidLength < packet.count else { return nil }
@@ -68,7 +69,7 @@ public enum QUICInitial {
                                         ciphertext: packet[payloadStart..<(payloadEnd - 16)],
                                         tag: packet[(payloadEnd - 16)..<payloadEnd])
         let plaintext = Array(try AES.GCM.open(box, using: SymmetricKey(data: keys.key), authenticating: header))
-        return cryptoStream(plaintext).map { [0x16, 0x03, 0x01, UInt8(($0.count >> 8) & 0xff), UInt8($0.count & 0xff)] + $0 }
+        return cryptoStream(plaintext)
     }
 
     /// CRYPTO frame data contiguous from offset 0 (frames may come in any order within the packet).

@@ -1,6 +1,7 @@
 import FlowReassembly
 import HTTPModel
 import PacketDecoding
+import TLSWire
 
 /// Decides what reads one TCP connection's bytes, after Zeek's PIA and mitmproxy's next-layer. HTTP/1.x reads
 /// first, once the client's first bytes show they are not TLS or another protocol a plugged-in decoder claims. A
@@ -187,7 +188,7 @@ final class ConnectionRouter {
 
     /// What the client's first bytes are: nil while undecided, `.some(nil)` for HTTP/1.x, else the next layer.
     private static func firstBytes(_ bytes: [UInt8], tryingDecoders: Bool, at time: Timestamp) -> NextLayer?? {
-        guard let isTLS = TLSClientHello.looksLikeTLS(bytes[...]) else { return nil }
+        guard let isTLS = TLSRecordHeader.startsTLS(bytes) else { return nil }
         guard isTLS else {
             // Only a plugged-in decoder can read something else (HTTP/2 picked up mid-way): it needs a few bytes.
             guard tryingDecoders, let first = bytes.first, !couldStartRequestLine(first) else { return .some(nil) }

@@ -2,6 +2,7 @@ import BodyDecoding
 import FlowReassembly
 import HTTPModel
 import PacketDecoding
+import TLSWire
 
 /// Turns reassembled TCP streams into paired HTTP/1.x exchanges. Plug it into reassembly as its
 /// `StreamConsumer`; every exchange is handed to `onEvent` as soon as its response completes, requests that never

@@ -1,6 +1,7 @@
 import FlowReassembly
 import HTTPModel
 import PacketDecoding
+import TLSWire
 
 /// An opaque tunnel (an accepted CONNECT, or an upgrade no decoder understands): bytes counted each way, TLS inside
 /// recognised from its ClientHello and labelled like any TLS connection, a summary when it closes. A decoder for
@@ -34,7 +35,7 @@ final class TunnelSession: ConnectionHandler {
         _ = inner?.consume(direction, data, at: time)
         guard sniffing, direction == .clientToServer else { return nil }
         hello.append(contentsOf: data.prefix(context.limits.maxClientHelloBytes - hello.count))
-        guard let isTLS = TLSClientHello.looksLikeTLS(hello[...]) else { return nil }
+        guard let isTLS = TLSRecordHeader.startsTLS(hello) else { return nil }
         guard isTLS else { sniffing = false; hello = []; return nil }
         switch TLSClientHello.parse(hello) {
         case .needMore:

@@ -64,34 +64,3 @@ enum Hex {
         }
     }
 }
-
-/// Bounds-checked big-endian reads over handshake bytes; every read returns nil rather than trapping.
-struct ByteReader {
-    var bytes: ArraySlice<UInt8>
-
-    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
-    init(_ bytes: [UInt8]) { self.bytes = bytes[...] }
-
-    var isEmpty: Bool { bytes.isEmpty }
-    mutating func u8() -> UInt8? { bytes.popFirst() }
-    mutating func u16() -> UInt16? {
-        guard bytes.count >= 2 else { return nil }
-        defer { bytes = bytes.dropFirst(2) }
-        return UInt16(bytes[bytes.startIndex]) << 8 | UInt16(bytes[bytes.startIndex + 1])
-    }
-    mutating func u24() -> Int? {
-        guard bytes.count >= 3 else { return nil }
-        defer { bytes = bytes.dropFirst(3) }
-        let start = bytes.startIndex
-        return Int(bytes[start]) << 16 | Int(bytes[start + 1]) << 8 | Int(bytes[start + 2])
-    }
-    mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
-        guard count >= 0, bytes.count >= count else { return nil }
-        defer { bytes = bytes.dropFirst(count) }
-        return bytes.prefix(count)
-    }
-    /// A vector with a one-byte length prefix.
-    mutating func vector8() -> ArraySlice<UInt8>? { u8().flatMap { take(Int($0)) } }
-    /// A vector with a two-byte length prefix.
-    mutating func vector16() -> ArraySlice<UInt8>? { u16().flatMap { take(Int($0)) } }
-}

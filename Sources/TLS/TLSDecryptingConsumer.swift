@@ -5,6 +5,7 @@ import FlowReassembly
 import Foundation
 import HTTPModel
 import PacketDecoding
+import TLSWire
 
 /// Sits between TCP reassembly and the HTTP decoders: for connections that start with a TLS handshake it parses the
 /// records, finds the session's secrets in the key log, decrypts, and passes the application data on to `inner` as
@@ -57,8 +58,8 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             return
         }
         if connection.mode == .undecided {
-            // A TLS stream opens with a handshake record: type 22, major version 3.
-            connection.mode = bytes[0] == 0x16 && (bytes.count < 2 || bytes[1] == 0x03) ? .tls : .passthrough
+            // Decided on the first bytes: a lone first byte 22 is taken as TLS.
+            connection.mode = TLSRecordHeader.startsTLS(bytes) != false ? .tls : .passthrough
         }
         guard connection.mode == .tls else {
             inner.streamData(id, direction, bytes, at: time)
@@ -369,21 +370,18 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     /// needed, 0 when the direction stopped because the bytes are not TLS records.
     private mutating func nextRecord(_ connection: TLSConnection, _ side: Int, _ bytes: UnsafeRawBufferPointer,
                                      at time: Timestamp) -> Int? {
-        guard bytes.count >= 5 else { return nil }
-        let type = bytes[0]
-        let version = UInt16(bytes[1]) << 8 | UInt16(bytes[2])
-        let length = Int(bytes[3]) << 8 | Int(bytes[4])
+        var cursor = ByteCursor(bytes)
+        guard let header = TLSRecordHeader(&cursor) else { return nil }
         let state = connection.directions[side]
-        guard (20...24).contains(type), bytes[1] == 3, length <= limits.maxRecordLength else {
+        guard header.isPlausible, header.length <= limits.maxRecordLength else {
             state.stopped = true
             inner.warning(connection.id, "TLS \(Self.sideName(side)) stream offset \(state.offset): not a TLS record "
-                          + "(type \(type), version 0x\(String(version, radix: 16)), length \(length), at most \(limits.maxRecordLength) allowed); "
+                          + "(type \(header.type), version 0x\(String(header.version, radix: 16)), length \(header.length), at most \(limits.maxRecordLength) allowed); "
                           + "the rest of this direction is not decrypted", at: time)
             return 0
         }
-        guard bytes.count >= 5 + length else { return nil }
-        var record = HeldRecord(type: type, version: version, fragment: [], offset: state.offset, time: time)
-        let fragment = UnsafeRawBufferPointer(rebasing: bytes[5..<(5 + length)])
+        guard let fragment = cursor.take(header.length) else { return nil }
+        var record = HeldRecord(type: header.type, version: header.version, fragment: [], offset: state.offset, time: time)
         if connection.pending.isEmpty {
             // Nothing waits: the record is read in place, and copied only if it has to wait.
             let result = handle(connection, side, record, fragment)
@@ -396,7 +394,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             record.fragment = Array(fragment)
             submit(connection, Pending(side: side, time: time, event: .record(record)))
         }
-        return 5 + length
+        return TLSRecordHeader.size + header.length
     }
 
     // MARK: One record

@@ -10,7 +10,7 @@ import Testing
         ["CPcap", "CCompression", "SystemSupport"],
         ["PacketDecoding", "Sandbox"],
         ["PacketCapture", "FlowReassembly", "LinkConditioner"],
-        ["HTTPModel"],
+        ["HTTPModel", "TLSWire"],
         ["BodyDecoding"],
         ["HTTPDecoding", "TLS"],
         ["HTTP2"],
