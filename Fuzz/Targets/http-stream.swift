@@ -11,7 +11,51 @@ import Reports
 //   kind 4: bytes at an offset from the next sequence number (1 signed byte * 7, 2-byte length, bytes):
 //           retransmissions, overlaps and holes
 //   kind 5: FIN; kind 6: RST; kind 7: SYN (or SYN-ACK from the server), anywhere, to re-anchor
-// Options: bit 0 handshake first, bit 1 small limits, bit 2 renderers with colour, bit 3 small reassembly limits.
+// Options: bit 0 handshake first, bit 1 small limits, bit 2 renderers with colour, bit 3 small reassembly limits,
+// bit 4 lagging ACKs: every op byte is then followed by one byte, how many 64-byte steps its segment's ACK lags behind
+// what the peer sent (so requests and responses acknowledge each other unevenly, as pairing after a gap reads).
+// Between reassembly and the decoder, `OffsetCheck` asserts the `acknowledged` offsets reassembly hands over.
+
+/// Forwards to the HTTP decoder, checking each delivery's `acknowledged`: never negative, never further into the
+/// peer's stream than the peer's delivery so far plus the per-connection buffer limit (reassembly's bound).
+private struct OffsetCheck: StreamConsumer {
+    var inner: HTTPStreamDecoder
+    let limit: Int
+    var delivered: [ConnectionID: (Int, Int)] = [:]
+
+    mutating func connectionOpened(_ id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp) {
+        delivered[id] = (0, 0)
+        inner.connectionOpened(id, client: client, server: server, at: time)
+    }
+    mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
+                             at time: Timestamp, acknowledged: Int?) {
+        let offsets = delivered[id] ?? (0, 0)
+        let peer = direction == .clientToServer ? offsets.1 : offsets.0
+        if let acknowledged {
+            precondition(acknowledged >= 0 && acknowledged <= peer + limit, "acknowledged \(acknowledged), peer at \(peer)")
+        }
+        advance(id, direction, by: bytes.count)
+        inner.streamData(id, direction, bytes, at: time, acknowledged: acknowledged)
+    }
+    mutating func streamGap(_ id: ConnectionID, _ direction: StreamDirection, length: Int, at time: Timestamp) {
+        advance(id, direction, by: length)
+        inner.streamGap(id, direction, length: length, at: time)
+    }
+    private mutating func advance(_ id: ConnectionID, _ direction: StreamDirection, by count: Int) {
+        if direction == .clientToServer { delivered[id, default: (0, 0)].0 += count } else { delivered[id, default: (0, 0)].1 += count }
+    }
+    mutating func streamEnded(_ id: ConnectionID, _ direction: StreamDirection, reason: StreamEndReason,
+                              at time: Timestamp) {
+        inner.streamEnded(id, direction, reason: reason, at: time)
+    }
+    mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp) {
+        delivered[id] = nil
+        inner.connectionClosed(id, at: time)
+    }
+    mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {
+        inner.warning(id, message, at: time)
+    }
+}
 
 private let client = Endpoint(address: .v4(0x0a00_0005), port: 51234)
 private let server = Endpoint(address: .v4(0x0a00_0001), port: 80)
@@ -45,7 +89,7 @@ public func fuzzHTTPStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     textOptions.color = options & 4 != 0
     textOptions.bodyLimit = 512
     let renderer = HTTPTextRenderer(options: textOptions)
-    var decoder = HTTPStreamDecoder(limits: limits) { event in
+    let decoder = HTTPStreamDecoder(limits: limits) { event in
         switch event {
         case .exchange(let exchange):
             _ = renderer.render(exchange)
@@ -62,14 +106,17 @@ public func fuzzHTTPStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     var reassembler = TCPReassembler(limits: reassemblyLimits)
+    var checked = OffsetCheck(inner: decoder, limit: reassemblyLimits.maxBufferedBytesPerConnection)
     var next: [UInt32] = [1000, 90_000]  // client's and server's next sequence numbers
     var time = Timestamp(seconds: 1_700_000_000, nanoseconds: 0)
+    let laggingAcks = options & 16 != 0
+    var lag: UInt32 = 0
 
     func send(_ fromServer: Bool, sequence: UInt32, flags: TCPFlags, payload: UnsafeRawBufferPointer) {
-        let ack = next[fromServer ? 0 : 1]
+        let ack = next[fromServer ? 0 : 1] &- lag
         reassembler.process(source: fromServer ? server : client, destination: fromServer ? client : server,
                             sequenceNumber: sequence, acknowledgmentNumber: ack, flags: flags, payload: payload,
-                            at: time, into: &decoder)
+                            at: time, into: &checked)
     }
     let empty = UnsafeRawBufferPointer(start: nil, count: 0)
     if options & 1 != 0 {
@@ -83,6 +130,7 @@ public func fuzzHTTPStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let side = fromServer ? 1 : 0
         let step = op >> 4
         time = step == 15 ? time.adding(seconds: -1) : time.adding(seconds: Double(step) / 1000)
+        if laggingAcks { lag = UInt32(input.byte()) * 64 }
         switch (op >> 1) & 7 {
         case 0...3:
             let bytes = input.take(Int(input.uint16()) % 4096)
@@ -103,7 +151,7 @@ public func fuzzHTTPStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             send(fromServer, sequence: next[side] &- 1, flags: fromServer ? [.syn, .ack] : [.syn], payload: empty)
         }
     }
-    reassembler.finish(at: time, into: &decoder)
-    decoder.flush(at: time)
+    reassembler.finish(at: time, into: &checked)
+    checked.inner.flush(at: time)
     return 0
 }

@@ -79,7 +79,7 @@ private struct CountingConsumer: StreamConsumer {
 
     mutating func connectionOpened(_ id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp) {}
     mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ data: UnsafeRawBufferPointer,
-                             at time: Timestamp) {
+                             at time: Timestamp, acknowledged: Int?) {
         precondition(!ended.contains(direction == .clientToServer ? 0 : 1), "data after the stream ended")
         bytes += data.count
         if let first = data.first { bytes += Int(first) & 1 }  // touch the lent bytes

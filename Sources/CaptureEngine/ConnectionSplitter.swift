@@ -64,9 +64,9 @@ struct ConnectionSplitter<Consumer: StreamConsumer>: StreamConsumer {
     }
 
     mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
-                             at time: Timestamp) {
-        route(id, local: { $0.streamData(id, direction, bytes, at: time) },
-              worker: { $0.streamData(id, direction, bytes, at: time) })
+                             at time: Timestamp, acknowledged: Int?) {
+        route(id, local: { $0.streamData(id, direction, bytes, at: time, acknowledged: acknowledged) },
+              worker: { $0.streamData(id, direction, bytes, at: time, acknowledged: acknowledged) })
     }
 
     mutating func streamGap(_ id: ConnectionID, _ direction: StreamDirection, length: Int, at time: Timestamp) {

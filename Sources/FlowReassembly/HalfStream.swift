@@ -10,7 +10,24 @@ struct PendingChunk: Sendable {
     /// When the bytes were captured, kept only for bytes held before the connection was announced (see
     /// `HalfStream.held`): they are delivered with it, so a held request still starts when it was captured.
     var capturedAt: Timestamp? = nil
+    /// How far into the peer's stream this chunk's first segment acknowledged (see `StreamConsumer.streamData`).
+    /// Segments with different ones are kept in separate chunks, so delivery can say it exactly.
+    var acknowledged: Int? = nil
     var end: UInt32 { sequence &+ UInt32(truncatingIfNeeded: bytes.count) }
+}
+
+/// A sequence number of one direction and its stream offset (bytes delivered or announced as gaps before it):
+/// enough to turn the peer's ACK numbers into offsets.
+struct StreamAnchor {
+    var sequence: UInt32
+    var offset: Int
+
+    /// The offset of `sequence`; nil before the stream's start or further ahead than `limit` (not its bytes).
+    func offset(of sequence: UInt32, limit: Int) -> Int? {
+        let ahead = sequenceDistance(from: self.sequence, to: sequence)
+        guard ahead <= limit, offset + ahead >= 0 else { return nil }
+        return offset + ahead
+    }
 }
 
 /// What one call changed, for the owner's accounting.
@@ -63,6 +80,9 @@ struct HalfStream: Sendable {
     var startSequence: UInt32 = 0
     /// Bytes handed to the consumer as data.
     var deliveredBytes = 0
+    /// Bytes handed to the consumer as data or announced as gaps: the consumer's offset of `nextSequence`, which
+    /// ACK numbers of the peer are measured against (`StreamConsumer.streamData`'s `acknowledged`).
+    var position = 0
     /// Where the peer's delivery stands (its `nextSequence`), nil when the peer is not open: gates compare
     /// against it. The reassembler sets it before each call.
     var peerPosition: UInt32?
@@ -88,6 +108,19 @@ struct HalfStream: Sendable {
         phase = .open
         nextSequence = sequence
         startSequence = sequence
+        position = 0
+    }
+
+    /// `count` more bytes were delivered or announced as a gap.
+    private mutating func advance(by count: Int) {
+        nextSequence &+= UInt32(truncatingIfNeeded: count)
+        position += count
+    }
+
+    /// Where this direction's delivery stands, to measure the peer's ACK numbers against; nil before it opened
+    /// or while its bytes are held (its start may still move).
+    var anchor: StreamAnchor? {
+        phase == .unseen || held ? nil : StreamAnchor(sequence: nextSequence, offset: position)
     }
 
     var isWaitingOnHole: Bool {
@@ -108,10 +141,12 @@ struct HalfStream: Sendable {
     ///
     /// `gate`: the peer's bytes this segment acknowledged (see `PendingChunk.gate`); when the peer's delivery has
     /// not reached it, the segment's bytes are buffered until it has, so the consumer sees the two directions in
-    /// causal order even when the capture shows them the other way round.
+    /// causal order even when the capture shows them the other way round. `acknowledged`: the same ACK as an
+    /// offset in the peer's stream, handed on with the bytes.
     mutating func accept<Consumer: StreamConsumer>(
         sequence: UInt32, payload: UnsafeRawBufferPointer, uncapturedTail: Int, at time: Timestamp,
-        id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer, gate: UInt32? = nil
+        id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer, gate: UInt32? = nil,
+        acknowledged: Int? = nil
     ) -> HalfStreamChange {
         var change = HalfStreamChange()
         guard phase == .open else { return change }
@@ -136,14 +171,15 @@ struct HalfStream: Sendable {
         let gated = !gateIsOpen(gate)
         if count > 0 && offset > 0 {
             change.outOfOrder = true
-            store(sequence: sequence, payload: payload, at: time, gate: gated ? gate : nil, change: &change)
+            store(sequence: sequence, payload: payload, at: time, gate: gated ? gate : nil, acknowledged: acknowledged,
+                  change: &change)
         } else if count > 0 && (gated || isHeldByGate) {
             // In order but not yet due: buffer from the next byte owed (earlier bytes are repeats).
             let repeated = min(count, -offset)
             change.duplicate += repeated
             if repeated < count {
                 store(sequence: nextSequence, payload: UnsafeRawBufferPointer(rebasing: payload[repeated...]),
-                      at: time, gate: gated ? gate : nil, change: &change)
+                      at: time, gate: gated ? gate : nil, acknowledged: acknowledged, change: &change)
             }
             change.released += drain(at: time, id: id, direction: direction, into: &consumer)
         } else if count > 0 {
@@ -155,7 +191,7 @@ struct HalfStream: Sendable {
                     // Delivery reached a buffered chunk that waits on its gate: the rest of this segment queues
                     // behind it (found by fuzzing: without this the loop made no progress and never ended).
                     store(sequence: nextSequence, payload: UnsafeRawBufferPointer(rebasing: payload[from...]),
-                          at: time, change: &change)
+                          at: time, acknowledged: acknowledged, change: &change)
                     break
                 }
                 var upTo = count
@@ -164,9 +200,10 @@ struct HalfStream: Sendable {
                     upTo = min(count, from + firstAt)
                 }
                 if upTo > from {
-                    consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: payload[from..<upTo]), at: time)
+                    consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: payload[from..<upTo]), at: time,
+                                        acknowledged: acknowledged)
                     deliveredBytes += upTo - from
-                    nextSequence &+= UInt32(truncatingIfNeeded: upTo - from)
+                    advance(by: upTo - from)
                 }
                 change.released += drain(at: time, id: id, direction: direction, into: &consumer)
                 offset = sequenceDistance(from: nextSequence, to: sequence)
@@ -176,7 +213,7 @@ struct HalfStream: Sendable {
         let capturedEnd = sequence &+ UInt32(truncatingIfNeeded: count)
         if uncapturedTail > 0 && !held && sequenceDistance(from: nextSequence, to: capturedEnd) == 0 {
             consumer.streamGap(id, direction, length: uncapturedTail, at: time)
-            nextSequence &+= UInt32(truncatingIfNeeded: uncapturedTail)
+            advance(by: uncapturedTail)
             change.released += drain(at: time, id: id, direction: direction, into: &consumer)
         }
         return change
@@ -184,7 +221,7 @@ struct HalfStream: Sendable {
 
     /// Copies the parts of an out-of-order segment that no buffered chunk covers yet.
     private mutating func store(sequence: UInt32, payload: UnsafeRawBufferPointer, at time: Timestamp,
-                                gate: UInt32? = nil, change: inout HalfStreamChange) {
+                                gate: UInt32? = nil, acknowledged: Int?, change: inout HalfStreamChange) {
         let wasEmpty = pending.isEmpty
         let start = sequenceDistance(from: nextSequence, to: sequence)
         let end = start + payload.count
@@ -226,14 +263,16 @@ struct HalfStream: Sendable {
             let bytes = UnsafeRawBufferPointer(rebasing: payload[(cursor - start)..<(stop - start)])
             let chunkSequence = nextSequence &+ UInt32(truncatingIfNeeded: cursor)
             if index > 0 && pending[index - 1].end == chunkSequence && (gate == nil || pending[index - 1].gate == gate)
-                && (pending[index - 1].capturedAt == nil) == !held {
-                // Continues the previous chunk (the usual case: a stream flowing on behind one hole). A gated
-                // segment joins only a chunk with the same gate, so it is never released before its own; bytes
-                // held before the announcement keep their own capture time, so later ones do not join them.
+                && (pending[index - 1].capturedAt == nil) == !held && pending[index - 1].acknowledged == acknowledged {
+                // Continues the previous chunk (the usual case: a stream flowing on behind one hole, its segments
+                // all acknowledging the same peer bytes). A gated segment joins only a chunk with the same gate,
+                // so it is never released before its own; bytes held before the announcement keep their own
+                // capture time, so later ones do not join them; a new ACK (the peer spoke in between: a request
+                // and its response) starts a new chunk, so the consumer learns it with the right bytes.
                 pending[index - 1].bytes.append(contentsOf: bytes)
             } else {
                 pending.insert(PendingChunk(sequence: chunkSequence, bytes: [UInt8](bytes), gate: gate,
-                                            capturedAt: held ? time : nil), at: index)
+                                            capturedAt: held ? time : nil, acknowledged: acknowledged), at: index)
                 index += 1
             }
             pendingBytes += bytes.count
@@ -266,16 +305,17 @@ struct HalfStream: Sendable {
         initialSequence = isn
         nextSequence = isn &+ 1
         startSequence = isn &+ 1
+        position = 0
     }
 
-    /// Gates measured against a peer whose start was unknown when they were set: one further ahead of the peer's
-    /// delivery than `limit` acknowledges a stream other than the one seen and would only stall this direction.
-    mutating func dropImplausibleGates(limit: Int) {
-        guard let peerPosition else { return }
+    /// Gates measured against a peer whose start was unknown when they were set (held bytes keep their raw ACK
+    /// as the gate): each becomes an offset in the peer's stream, and one further ahead of the peer's delivery than
+    /// `limit` acknowledges a stream other than the one seen and would only stall this direction.
+    mutating func measureHeldGates(against peer: StreamAnchor?, limit: Int) {
         for index in 0..<pending.count {
-            if let gate = pending[index].gate, sequenceDistance(from: peerPosition, to: gate) > limit {
-                pending[index].gate = nil
-            }
+            guard let gate = pending[index].gate else { continue }
+            pending[index].acknowledged = peer?.offset(of: gate, limit: limit)
+            if let peerPosition, sequenceDistance(from: peerPosition, to: gate) > limit { pending[index].gate = nil }
         }
     }
 
@@ -311,27 +351,34 @@ struct HalfStream: Sendable {
 
     /// Gives up on bytes the peer acknowledged that never showed up: gaps for them, delivery of buffered bytes
     /// below the acknowledged point. Returns the gap bytes and the bytes that left the buffer.
+    ///
+    /// `respectingGates`: stop at a buffered chunk whose gate is still closed (the peer's bytes it answers are not
+    /// delivered yet) and keep the rest for a later call, so the owner can let the peer's delivery go first: a
+    /// response after a lost one then still follows the request it answers. Without it, everything below the
+    /// acknowledged point goes now.
     mutating func giveUpAcknowledgedHole<Consumer: StreamConsumer>(
-        at time: Timestamp, id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer
+        at time: Timestamp, id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer,
+        respectingGates: Bool = false
     ) -> (gap: Int, released: Int) {
         guard phase == .open, let acknowledged = acknowledgedBeyond else { return (0, 0) }
-        acknowledgedBeyond = nil
         var gap = 0
         var released = 0
         while let first = pending.first, sequenceDistance(from: first.sequence, to: acknowledged) > 0 {
-            let step = skipToBufferedData(at: time, id: id, direction: direction, into: &consumer)
+            let step = skipToBufferedData(at: time, id: id, direction: direction, into: &consumer,
+                                          respectingGates: respectingGates)
             gap += step.gap
             released += step.released
+            if isHeldByGate { return (gap, released) }  // only when respecting gates: the rest waits for a later call
         }
+        acknowledgedBeyond = nil
         var missing = sequenceDistance(from: nextSequence, to: acknowledged)
         if let finSequence { missing = min(missing, sequenceDistance(from: nextSequence, to: finSequence)) }
         if missing > 0 {
             consumer.streamGap(id, direction, length: missing, at: time)
-            nextSequence &+= UInt32(truncatingIfNeeded: missing)
+            advance(by: missing)
             gap += missing
             released += drain(at: time, id: id, direction: direction, into: &consumer)
         }
-        acknowledgedBeyond = nil
         return (gap, released)
     }
 
@@ -349,11 +396,13 @@ struct HalfStream: Sendable {
             let chunkCount = pending[removed].bytes.count
             if skip < chunkCount {
                 let at = pending[removed].capturedAt ?? time
+                let acknowledged = pending[removed].acknowledged
                 pending[removed].bytes.withUnsafeBytes { bytes in
-                    consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: bytes[skip...]), at: at)
+                    consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: bytes[skip...]), at: at,
+                                        acknowledged: acknowledged)
                     deliveredBytes += chunkCount - skip
                 }
-                nextSequence &+= UInt32(truncatingIfNeeded: chunkCount - skip)
+                advance(by: chunkCount - skip)
             }
             released += chunkCount
             removed += 1
@@ -368,17 +417,19 @@ struct HalfStream: Sendable {
         return released
     }
 
-    /// Gives up on the hole before the first buffered chunk: announces it as a gap and delivers what follows.
+    /// Gives up on the hole before the first buffered chunk: announces it as a gap and delivers what follows
+    /// (only as far as the gates allow when `respectingGates`).
     mutating func skipToBufferedData<Consumer: StreamConsumer>(
-        at time: Timestamp, id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer
+        at time: Timestamp, id: ConnectionID, direction: StreamDirection, into consumer: inout Consumer,
+        respectingGates: Bool = false
     ) -> (gap: Int, released: Int) {
         guard let first = pending.first else { return (0, 0) }
         let gap = sequenceDistance(from: nextSequence, to: first.sequence)
         if gap > 0 {
             consumer.streamGap(id, direction, length: gap, at: time)
-            nextSequence = first.sequence
+            advance(by: gap)
         }
-        let released = drain(at: time, id: id, direction: direction, into: &consumer, ignoringGates: true)
+        let released = drain(at: time, id: id, direction: direction, into: &consumer, ignoringGates: !respectingGates)
         if !pending.isEmpty { stalledSince = time }
         return (max(gap, 0), released)
     }
@@ -400,7 +451,7 @@ struct HalfStream: Sendable {
             let missing = sequenceDistance(from: nextSequence, to: finSequence)
             if missing > 0 {
                 consumer.streamGap(id, direction, length: missing, at: time)
-                nextSequence = finSequence
+                advance(by: missing)
                 gap += missing
             }
         }

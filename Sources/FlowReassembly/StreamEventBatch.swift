@@ -13,7 +13,7 @@ public struct StreamEventBatch<Extra: Sendable>: StreamConsumer, Sendable {
     /// (no retain and release per event: that showed as 5% of the CPU time with the strings inline).
     enum Event: Sendable {
         case opened(ConnectionID, client: Endpoint, server: Endpoint, time: Timestamp)
-        case data(ConnectionID, StreamDirection, offset: Int, count: Int, time: Timestamp)
+        case data(ConnectionID, StreamDirection, offset: Int, count: Int, time: Timestamp, acknowledged: Int?)
         case gap(ConnectionID, StreamDirection, length: Int, time: Timestamp)
         case ended(ConnectionID, StreamDirection, StreamEndReason, time: Timestamp)
         case closed(ConnectionID, time: Timestamp)
@@ -61,9 +61,9 @@ public struct StreamEventBatch<Extra: Sendable>: StreamConsumer, Sendable {
                 switch event {
                 case .opened(let id, let client, let server, let time):
                     consumer.connectionOpened(id, client: client, server: server, at: time)
-                case .data(let id, let direction, let offset, let count, let time):
+                case .data(let id, let direction, let offset, let count, let time, let acknowledged):
                     consumer.streamData(id, direction, UnsafeRawBufferPointer(rebasing: storage[offset..<offset + count]),
-                                        at: time)
+                                        at: time, acknowledged: acknowledged)
                 case .gap(let id, let direction, let length, let time):
                     consumer.streamGap(id, direction, length: length, at: time)
                 case .ended(let id, let direction, let reason, let time):
@@ -94,8 +94,9 @@ public struct StreamEventBatch<Extra: Sendable>: StreamConsumer, Sendable {
     }
 
     public mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
-                                    at time: Timestamp) {
-        events.append(.data(id, direction, offset: self.bytes.count, count: bytes.count, time: time))
+                                    at time: Timestamp, acknowledged: Int?) {
+        events.append(.data(id, direction, offset: self.bytes.count, count: bytes.count, time: time,
+                            acknowledged: acknowledged))
         self.bytes.append(contentsOf: bytes)
     }
 

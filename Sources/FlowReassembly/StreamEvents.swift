@@ -34,8 +34,12 @@ public protocol StreamConsumer {
     /// A new connection, with client and server decided (SYN sender is the client; without a SYN, a guess).
     mutating func connectionOpened(_ id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp)
     /// The next in-order bytes of one direction. `time` is when the segment carrying them was captured.
+    /// `acknowledged`: how far into the other direction's stream the sender of these bytes had received when it
+    /// sent them (the ACK number of the segment carrying the first of them, as a byte offset from the start of
+    /// the other direction's stream, counting its data and gaps as delivered to this consumer); nil when not known
+    /// (no ACK, the other direction not seen yet, or bytes transformed on the way, as decrypted TLS).
     mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
-                             at time: Timestamp)
+                             at time: Timestamp, acknowledged: Int?)
     /// `length` bytes of one direction that were never seen (capture loss, limits, or picked up mid-stream).
     mutating func streamGap(_ id: ConnectionID, _ direction: StreamDirection, length: Int, at time: Timestamp)
     /// One direction has ended; no more data or gaps follow for it.
@@ -55,4 +59,10 @@ public protocol StreamConsumer {
 extension StreamConsumer {
     public mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp) {}
     public mutating func idle() {}
+
+    /// Bytes whose acknowledgment is not known (a stream made up in a test, or bytes transformed on the way).
+    public mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
+                                    at time: Timestamp) {
+        streamData(id, direction, bytes, at: time, acknowledged: nil)
+    }
 }

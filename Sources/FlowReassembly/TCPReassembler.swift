@@ -258,10 +258,16 @@ public struct TCPReassembler: Sendable {
                     gate = acknowledgmentNumber
                 }
             }
+            // The same ACK as an offset in the peer's stream, handed on with the bytes (for pairing requests and
+            // responses across a gap); held bytes get theirs once the peer's start is known (`release`).
+            let acknowledged = isACK && onWire > 0
+                ? slots[s][direction.reversed].anchor?.offset(of: acknowledgmentNumber,
+                                                              limit: limits.maxBufferedBytesPerConnection)
+                : nil
             syncPeerPositions(slot: s)
             let change = slots[s][direction].accept(
                 sequence: dataSequence, payload: payload, uncapturedTail: onWire - captured, at: time, id: id,
-                direction: direction, into: &consumer, gate: gate)
+                direction: direction, into: &consumer, gate: gate, acknowledged: acknowledged)
             account(change, slot: s, at: time, into: &consumer)
             if slots[s][direction].reachedFIN && !slots[s].isProvisional {
                 let ended = slots[s][direction].end(slots[s].endReason, at: time, id: id, direction: direction,
@@ -297,8 +303,7 @@ public struct TCPReassembler: Sendable {
         }
 
         releaseGatedData(slot: s, at: time, into: &consumer)
-        giveUpOverdueAcknowledgedHole(slot: s, direction: .clientToServer, now: time, into: &consumer)
-        giveUpOverdueAcknowledgedHole(slot: s, direction: .serverToClient, now: time, into: &consumer)
+        giveUpOverdueAcknowledgedHoles(slot: s, now: time, into: &consumer)
         enforceBufferLimits(current: s, at: time, into: &consumer)
         releaseGatedData(slot: s, at: time, into: &consumer)
 
@@ -376,8 +381,9 @@ public struct TCPReassembler: Sendable {
                              + "taken as the server because it has the lower port", at: connection.heldSince)
         }
         syncPeerPositions(slot: s)
-        slots[s].toServer.dropImplausibleGates(limit: limits.maxBufferedBytesPerConnection)
-        slots[s].toClient.dropImplausibleGates(limit: limits.maxBufferedBytesPerConnection)
+        let serverAnchor = slots[s].toServer.anchor, clientAnchor = slots[s].toClient.anchor
+        slots[s].toServer.measureHeldGates(against: clientAnchor, limit: limits.maxBufferedBytesPerConnection)
+        slots[s].toClient.measureHeldGates(against: serverAnchor, limit: limits.maxBufferedBytesPerConnection)
         releaseGatedData(slot: s, at: time, into: &consumer)
     }
 
@@ -467,8 +473,7 @@ public struct TCPReassembler: Sendable {
             if slots[s].isProvisional && now.seconds(since: slots[s].heldSince) >= limits.acknowledgedHoleTimeoutSeconds {
                 release(slot: s, synSeen: false, at: now, into: &consumer)
             }
-            giveUpOverdueAcknowledgedHole(slot: s, direction: .clientToServer, now: now, into: &consumer)
-            giveUpOverdueAcknowledgedHole(slot: s, direction: .serverToClient, now: now, into: &consumer)
+            giveUpOverdueAcknowledgedHoles(slot: s, now: now, into: &consumer)
             closeIfOverdue(slot: s, now: now, into: &consumer)
         }
         expired.sort { $0.0.rawValue < $1.0.rawValue }
@@ -601,25 +606,42 @@ public struct TCPReassembler: Sendable {
 
     // MARK: Buffer accounting and limits
 
-    /// Bytes the peer acknowledged long enough ago will never be sent again: announce them as a gap.
-    private mutating func giveUpOverdueAcknowledgedHole<Consumer: StreamConsumer>(
-        slot s: Int, direction: StreamDirection, now: Timestamp, into consumer: inout Consumer
+    /// Bytes the peer acknowledged long enough ago will never be sent again: announce them as gaps. First, in both
+    /// directions, the gaps and the bytes after them whose gates are open; then what either side can deliver now
+    /// (a request the client sent after a lost response); then, forced, whatever still waits below the
+    /// acknowledged points. So a response after a lost one still reaches the consumer after the request it answers.
+    private mutating func giveUpOverdueAcknowledgedHoles<Consumer: StreamConsumer>(
+        slot s: Int, now: Timestamp, into consumer: inout Consumer
     ) {
-        guard !slots[s].isProvisional, slots[s][direction].acknowledgedBeyond != nil,
-              now.seconds(since: slots[s][direction].acknowledgedBeyondSince) >= limits.acknowledgedHoleTimeoutSeconds
-        else { return }
+        guard !slots[s].isProvisional else { return }
+        let toServer = slots[s].toServer.acknowledgedBeyond != nil
+            && isOverdue(since: slots[s].toServer.acknowledgedBeyondSince, now: now)
+        let toClient = slots[s].toClient.acknowledgedBeyond != nil
+            && isOverdue(since: slots[s].toClient.acknowledgedBeyondSince, now: now)
+        guard toServer || toClient else { return }
         let id = slots[s].id
-        syncPeerPositions(slot: s)
-        let step = slots[s][direction].giveUpAcknowledgedHole(at: now, id: id, direction: direction, into: &consumer)
-        account(gap: step.gap, released: step.released, slot: s)
-        if slots[s][direction].reachedFIN {
-            let ended = slots[s][direction].end(slots[s].endReason, at: now, id: id, direction: direction,
-                                                into: &consumer)
-            account(gap: ended.gap, released: ended.released, slot: s)
+        for respectingGates in [true, false] {
+            for direction in [StreamDirection.clientToServer, .serverToClient]
+            where direction == .clientToServer ? toServer : toClient {
+                guard slots[s].state == .open else { return }
+                syncPeerPositions(slot: s)
+                let step = slots[s][direction].giveUpAcknowledgedHole(at: now, id: id, direction: direction,
+                                                                      into: &consumer, respectingGates: respectingGates)
+                account(gap: step.gap, released: step.released, slot: s)
+                if slots[s][direction].reachedFIN {
+                    let ended = slots[s][direction].end(slots[s].endReason, at: now, id: id, direction: direction,
+                                                        into: &consumer)
+                    account(gap: ended.gap, released: ended.released, slot: s)
+                    closeIfBothEnded(slot: s, at: now, into: &consumer)
+                }
+            }
+            releaseGatedData(slot: s, at: now, into: &consumer)
             closeIfBothEnded(slot: s, at: now, into: &consumer)
         }
-        releaseGatedData(slot: s, at: now, into: &consumer)
-        closeIfBothEnded(slot: s, at: now, into: &consumer)
+    }
+
+    private func isOverdue(since: Timestamp, now: Timestamp) -> Bool {
+        now.seconds(since: since) >= limits.acknowledgedHoleTimeoutSeconds
     }
 
     private mutating func account<Consumer: StreamConsumer>(_ change: HalfStreamChange, slot s: Int,

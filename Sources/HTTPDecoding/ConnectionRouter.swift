@@ -39,15 +39,19 @@ final class ConnectionRouter {
 
     private var swapped: Bool { retired != nil }
 
-    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
-        if direction == .clientToServer && !swapped {
+    /// `acknowledged`: how far into the other direction the bytes' segment acknowledged; only HTTP/1.x uses it
+    /// (to pair responses with requests after a gap).
+    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp,
+                 acknowledged: Int?) {
+        if swapped { return follow(handler.consume(direction, bytes, at: time), direction, bytes, at: time) }
+        if direction == .clientToServer {
             switch clientStart {
-            case .sniffing(let sniffed): return sniff(sniffed, then: bytes, at: time)
+            case .sniffing(let sniffed): return sniff(sniffed, then: bytes, at: time, acknowledged: acknowledged)
             case .ignored: return
             case .decided: break
             }
         }
-        follow(handler.consume(direction, bytes, at: time), direction, bytes, at: time)
+        follow(http1.consume(direction, bytes, at: time, acknowledged: acknowledged), direction, bytes, at: time)
     }
 
     func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) {
@@ -156,11 +160,12 @@ final class ConnectionRouter {
     }
 
     /// The client's first bytes: TLS (labelled, then not read), a protocol a plugged-in decoder claims, or HTTP/1.x.
-    private func sniff(_ sniffed: [UInt8], then bytes: UnsafeRawBufferPointer, at time: Timestamp) {
+    private func sniff(_ sniffed: [UInt8], then bytes: UnsafeRawBufferPointer, at time: Timestamp, acknowledged: Int?) {
         if sniffed.isEmpty, let first = bytes.first, first != 0x16, decoders == nil || Self.couldStartRequestLine(first) {
             // Nearly every connection: a request line's first letter, decided without copying a byte.
             clientStart = .decided
-            return follow(http1.consume(.clientToServer, bytes, at: time), .clientToServer, bytes, at: time)
+            return follow(http1.consume(.clientToServer, bytes, at: time, acknowledged: acknowledged), .clientToServer,
+                          bytes, at: time)
         }
         var buffer = sniffed
         clientStart = .decided  // no second reference while the bytes are appended
@@ -173,7 +178,9 @@ final class ConnectionRouter {
                            UnsafeRawBufferPointer(start: nil, count: 0), at: time) {
             return
         }
-        buffer.withUnsafeBytes { follow(http1.consume(.clientToServer, $0, at: time), .clientToServer, $0, at: time) }
+        buffer.withUnsafeBytes {
+            follow(http1.consume(.clientToServer, $0, at: time, acknowledged: acknowledged), .clientToServer, $0, at: time)
+        }
     }
 
     /// The client bytes a next layer found in the first bytes starts from: all of them for a claimed protocol,

@@ -29,6 +29,10 @@ final class MessageInProgress {
         accumulator = created
         return created
     }
+    /// Where its first byte lies in its direction's stream, and how far into the other direction's stream the
+    /// segment carrying it acknowledged (nil when not known): what pairing after a gap reads (`GapPairing`).
+    var streamOffset = 0
+    var acknowledged: Int?
     /// Seen whole: no gap, not cut short, not abandoned.
     var complete = true
     var finished = false
@@ -195,6 +199,39 @@ final class HTTPMessageParser {
         return false
     }
 
+    /// Bytes of the stream, as delivered: `offset` is where the first of them lies in the stream (bytes and gaps
+    /// before it), `acknowledged` how far into the other direction its segment acknowledged. Both are noted for
+    /// each message that starts in them (`headOffset`). Returns how many bytes were read (see the other `consume`).
+    @discardableResult
+    func consume(_ bytes: UnsafeRawBufferPointer, at time: Timestamp, offset: Int, acknowledged: Int?) -> Int {
+        piece = (bytes.baseAddress, bytes.count, offset, acknowledged)
+        defer { piece.base = nil }
+        return consume(bytes, at: time)
+    }
+
+    /// The piece of the stream being consumed, to say where a head starts in it. Bytes parsed again from a copy
+    /// (sniffed, held, a resync line) are not in it: their head is placed at the piece's start (`headOffset`).
+    private var piece: (base: UnsafeRawPointer?, count: Int, offset: Int, acknowledged: Int?) = (nil, 0, 0, nil)
+    /// Where the latest head started in the stream, and what its segment acknowledged (see `consume`).
+    private(set) var headOffset = 0
+    private(set) var headAcknowledged: Int?
+
+    /// Set while a start line found by resync is parsed again from a copy: where that line began in the stream.
+    private var resyncLineOffset: Int?
+
+    private func noteHeadStart(at pointer: UnsafeRawPointer?) {
+        headOffset = resyncLineOffset ?? streamOffset(of: pointer)
+        headAcknowledged = piece.acknowledged
+    }
+
+    /// The stream offset of a byte of the piece being consumed; the piece's start for bytes not in it.
+    private func streamOffset(of pointer: UnsafeRawPointer?) -> Int {
+        guard let pointer, let base = piece.base, pointer >= base, pointer < base + piece.count else {
+            return piece.offset
+        }
+        return piece.offset + base.distance(to: pointer)
+    }
+
     /// Reads `bytes` as HTTP; returns how many it read. It stops early, leaving the rest to the caller, when the
     /// parser becomes opaque (the rest is not HTTP) or a finished message asks the connection to act first.
     @discardableResult
@@ -271,6 +308,7 @@ final class HTTPMessageParser {
             while used < bytes.count && (bytes[used] == cr || bytes[used] == lf) { used += 1 }
             if used == bytes.count { return used }
             headStart = time
+            noteHeadStart(at: bytes.baseAddress.map { $0 + used })
             startLineChecked = false
             if role == .response, let delegate, delegate.parserExpectsHTTP09Response(self),
                !Self.couldStartStatusLine(UnsafeRawBufferPointer(rebasing: bytes[used...])) {
@@ -568,6 +606,7 @@ final class HTTPMessageParser {
             resyncScanned += bytes.count
             return bytes.count
         }
+        let lineStartsBefore = buffer.count
         buffer.append(contentsOf: bytes[0..<newline])
         let found = HTTPHeadParser.looksLikeStartLine(buffer[...], role: role)
         resyncScanned += newline + 1
@@ -579,7 +618,9 @@ final class HTTPMessageParser {
             phase = .head
             scanFrom = 0
             startLineChecked = false
+            resyncLineOffset = streamOffset(of: bytes.baseAddress) - lineStartsBefore
             _ = line.withUnsafeBytes { consumeHead($0, at: time) }
+            resyncLineOffset = nil
         } else {
             buffer.removeAll()
         }
@@ -587,6 +628,24 @@ final class HTTPMessageParser {
     }
 
     // MARK: Gaps and ends
+
+    /// Where a gap of `length` bytes falls, told before it is handed to `gap(length:at:)`: inside the message
+    /// being read (its framing skips it), or past its end, so messages may have been lost whole. For the
+    /// connection's pairing after gaps (`GapPairing`).
+    func place(ofGap length: Int) -> GapPlace {
+        switch phase {
+        case .opaque, .holding, .afterRefusedTunnel, .untilClose:
+            return .insideMessage
+        case .fixedBody(let remaining) where length <= remaining, .chunkData(let remaining) where length <= remaining:
+            return .insideMessage
+        case .fixedBody(let remaining):
+            return .pastMessageEnd(bytesToMessageEnd: remaining, lostWholeMessages: true)
+        case .head where buffer.isEmpty:
+            return .pastMessageEnd(bytesToMessageEnd: 0, lostWholeMessages: true)
+        case .chunkData, .chunkSize, .chunkDataEnd, .trailers, .head, .resync:
+            return .pastMessageEnd(bytesToMessageEnd: nil, lostWholeMessages: false)
+        }
+    }
 
     /// `length` bytes of this direction were never seen.
     func gap(length: Int, at time: Timestamp) {

@@ -37,8 +37,8 @@ public struct HTTPStreamDecoder: StreamConsumer {
     }
 
     public mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
-                                    at time: Timestamp) {
-        connections[id]?.consume(direction, bytes, at: time)
+                                    at time: Timestamp, acknowledged: Int?) {
+        connections[id]?.consume(direction, bytes, at: time, acknowledged: acknowledged)
     }
 
     public mutating func streamGap(_ id: ConnectionID, _ direction: StreamDirection, length: Int, at time: Timestamp) {
@@ -103,6 +103,13 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
     /// The request the response in progress answers (taken when its head arrives).
     private var answering: MessageInProgress?
     private var answeringWithoutRequest = false
+    /// Each direction's offset so far (bytes and gaps), and the end of the response bytes actually seen.
+    private var requestOffset = 0, responseOffset = 0, responseSeenEnd = 0
+    /// After gaps, the ACK numbers say which queued request the next response answers (`GapPairing`).
+    private var responseGap: ResponseGap?
+    private var requestGapSeen = false
+    /// The client sent a request before the previous one's response had arrived (it pipelines).
+    private var clientPipelines = false
     /// 1xx responses past `maxInterimResponses` for the current request, counted for one warning.
     private var droppedInterim = 0
     private var upgrade: String?
@@ -147,12 +154,30 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
     // MARK: ConnectionHandler
 
     func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Handover? {
+        consume(direction, bytes, at: time, acknowledged: nil)
+    }
+
+    /// Bytes of one direction; `acknowledged` is how far into the other direction their segment acknowledged.
+    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp,
+                 acknowledged: Int?) -> Handover? {
         if direction == .clientToServer, let refusedTunnel { return refusedTunnel.consume(direction, bytes, at: time) }
         let parser = parser(for: direction)
+        let offset = direction == .clientToServer ? requestOffset : responseOffset
+        // Every byte of the call counts towards the direction's offset, also those left to the next layer.
+        defer {
+            if direction == .clientToServer {
+                requestOffset += bytes.count
+            } else {
+                responseOffset += bytes.count
+                responseSeenEnd = responseOffset
+            }
+        }
         var rest = bytes[...]
         // The parser returns early when it found something the connection must act on before it reads on.
         while !rest.isEmpty && found == nil {
-            rest = rest.dropFirst(parser.consume(UnsafeRawBufferPointer(rebasing: rest), at: time))
+            let read = bytes.count - rest.count
+            rest = rest.dropFirst(parser.consume(UnsafeRawBufferPointer(rebasing: rest), at: time, offset: offset + read,
+                                                 acknowledged: acknowledged))
             if found != nil { break }
             settle(at: time)
             if parser.isOpaque {
@@ -166,9 +191,21 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
         return handover(consumed: bytes.count - rest.count)
     }
 
+    /// Bytes of one direction never seen. One past the end of a message is remembered for pairing: it may have
+    /// held whole requests or responses.
     func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) -> Handover? {
         if direction == .clientToServer, let refusedTunnel { return refusedTunnel.gap(direction, length: length, at: time) }
-        parser(for: direction).gap(length: length, at: time)
+        let parser = parser(for: direction)
+        if case .pastMessageEnd(let toEnd, let lostWhole) = parser.place(ofGap: length) {
+            if direction == .clientToServer {
+                requestGapSeen = true
+            } else if responseGap == nil {
+                responseGap = ResponseGap(start: responseOffset + (toEnd ?? 0), length: length,
+                                          lostWholeMessages: lostWhole)
+            }
+        }
+        parser.gap(length: length, at: time)
+        if direction == .clientToServer { requestOffset += length } else { responseOffset += length }
         settle(at: time)
         // The gap decided that the client's bytes after a refused CONNECT are not HTTP: it is the tunnel's.
         if direction == .clientToServer, let refusedTunnel { _ = refusedTunnel.gap(direction, length: length, at: time) }
@@ -222,13 +259,22 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
 
     func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int, warnings: [HTTPWarning],
                 at time: Timestamp) -> (MessageInProgress, BodyFraming)? {
+        var warnings = warnings
+        var answersNone = false
+        if case .response = head.startLine, answering == nil, responseGap != nil || requestGapSeen {
+            answersNone = !settlePairingAfterGap(responseStart: parser.headOffset,
+                                                 acknowledged: parser.headAcknowledged, warnings: &warnings)
+        }
         // A response never starts before the request it answers, whatever the capture's clock did.
         var start = time
-        if case .response = head.startLine, let request = answering ?? waiting.first, request.start > start {
+        if case .response = head.startLine, !answersNone, let request = answering ?? waiting.first,
+           request.start > start {
             start = request.start
         }
         let message = MessageInProgress(head: head, headSize: headSize, start: start, warnings: warnings + head.anomalies,
                                         limits: limits, budget: budget)
+        message.streamOffset = parser.headOffset
+        message.acknowledged = parser.headAcknowledged
         let headers = head.headers
         let transferCodings = headers.tokens("Transfer-Encoding")
         let chunked = transferCodings.last == "chunked"
@@ -264,6 +310,11 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
                 found = .http2Preface
                 return nil
             }
+            if !clientPipelines, answering != nil || !waiting.isEmpty, let seen = message.acknowledged,
+               seen <= responseSeenEnd {
+                // Sent with an earlier request still unanswered, before anything past the responses seen so far.
+                clientPipelines = true
+            }
             if waiting.count >= limits.maxPendingRequests {
                 let oldest = waiting.removeFirst()
                 oldest.warnings.append(.tooManyPendingRequests(limit: limits.maxPendingRequests))
@@ -274,10 +325,12 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
             return (message, .length(declaredLength ?? 0))
 
         case .response(_, let status, _, _):
-            let request: MessageInProgress? = answering ?? waiting.first
-            if answering == nil, !waiting.isEmpty { answering = waiting.removeFirst() }
+            let request: MessageInProgress? = answersNone ? nil : answering ?? waiting.first
+            if answering == nil, !answersNone, !waiting.isEmpty { answering = waiting.removeFirst() }
             answeringWithoutRequest = request == nil
-            if request == nil {
+            if answersNone {
+                message.warnings.append(.responseToLostRequest)
+            } else if request == nil {
                 message.warnings.append(.responseWithoutRequest)
             }
             let method = request?.method ?? "GET"
@@ -289,6 +342,29 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
             if let declaredLength { return (message, .length(declaredLength)) }
             return (message, .untilClose)
         }
+    }
+
+    /// A response head after a gap in either direction: reports the queued requests whose responses the gap
+    /// swallowed (`GapPairing` reads the ACK numbers), with `warnings` (the parser's note about the gap, which
+    /// explains them rather than this response). Returns false when the response answers none of the queued
+    /// requests (its own was lost).
+    private func settlePairingAfterGap(responseStart: Int, acknowledged: Int?, warnings: inout [HTTPWarning]) -> Bool {
+        let gap = responseGap
+        responseGap = nil
+        let answer = GapPairing.answer(
+            queued: waiting.count, start: { waiting[$0].streamOffset }, acknowledged: { waiting[$0].acknowledged },
+            responseStart: responseStart, responseAcknowledged: acknowledged, gap: gap,
+            requestGapSeen: requestGapSeen, clientPipelines: clientPipelines)
+        guard case .request(let lost) = answer else { return waiting.isEmpty }
+        guard lost > 0, let gap else { return true }
+        for index in 0..<lost {
+            let request = waiting.removeFirst()
+            if index == 0 { request.warnings += warnings }
+            request.warnings.append(.responseLostInGap(length: gap.length))
+            emit(request: request, response: nil)
+        }
+        warnings = []
+        return true
     }
 
     /// Content-Length oddities, each named: several fields, leading zeros, signs, overflow, conflicts.

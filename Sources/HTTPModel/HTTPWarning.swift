@@ -78,6 +78,12 @@ public enum HTTPWarning: Sendable, Hashable {
     case bytesLostAwaitingConnectResponse
     case tooManyPendingRequests(limit: Int)
     case responseWithoutRequest
+    /// After a gap in the request stream, the response's ACK number shows the server had not received the oldest
+    /// request still waiting: its own request was lost (`GapPairing`).
+    case responseToLostRequest
+    /// The ACK numbers pair the next response with a later request: this one's response was in a gap of `length`
+    /// bytes of the response stream (`GapPairing`).
+    case responseLostInGap(length: Int)
     case noResponseBeforeEnd
     case responseBeforeRequestBodyComplete
     case interimResponsesDropped(total: Int, kept: Int)

@@ -77,6 +77,12 @@ extension HTTPWarning: CustomStringConvertible {
         case .tooManyPendingRequests(let limit):
             return "more than \(limit) requests waiting on this connection; reported without a response"
         case .responseWithoutRequest: return "response without a captured request"
+        case .responseToLostRequest:
+            return "response without a captured request: the server had not received the next request when it sent "
+                + "this (its ACK number), so its own request was lost in a gap"
+        case .responseLostInGap(let length):
+            return "no response: lost in the gap of \(length) bytes in the response stream (the ACK numbers pair the "
+                + "next response with a later request)"
         case .noResponseBeforeEnd: return "no response before the connection ended"
         case .responseBeforeRequestBodyComplete: return "response arrived before the request body was complete"
         case .interimResponsesDropped(let total, let kept):

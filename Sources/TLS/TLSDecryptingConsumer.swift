@@ -50,11 +50,12 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         inner.connectionOpened(id, client: client, server: server, at: time)
     }
 
+    /// Plaintext goes on without `acknowledged`: ACK numbers count ciphertext bytes, not the plaintext's.
     public mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
-                                    at time: Timestamp) {
+                                    at time: Timestamp, acknowledged: Int?) {
         retryWaiting(rereadNow: false)
         guard let connection = connections[id], !bytes.isEmpty else {
-            inner.streamData(id, direction, bytes, at: time)
+            inner.streamData(id, direction, bytes, at: time, acknowledged: acknowledged)
             return
         }
         if connection.mode == .undecided {
@@ -62,7 +63,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             connection.mode = TLSRecordHeader.startsTLS(bytes) != false ? .tls : .passthrough
         }
         guard connection.mode == .tls else {
-            inner.streamData(id, direction, bytes, at: time)
+            inner.streamData(id, direction, bytes, at: time, acknowledged: acknowledged)
             return
         }
         readRecords(connection, direction == .clientToServer ? 0 : 1, bytes, at: time)

@@ -13,6 +13,8 @@ final class RealClientLab: @unchecked Sendable {
     var site: URL { directory.appendingPathComponent("site") }
     /// sha256 of each file by its path on the site ("/img0.bin").
     private(set) var digests: [String: String] = [:]
+    /// Size of each file by its path on the site.
+    private(set) var sizes: [String: Int] = [:]
     static let paths = ["/index.html", "/style.css", "/app.js", "/img0.bin", "/img1.bin", "/img2.bin", "/img3.bin",
                         "/img4.bin", "/img5.bin", "/api.json"]
 
@@ -85,6 +87,7 @@ final class RealClientLab: @unchecked Sendable {
         func write(_ name: String, _ bytes: [UInt8]) throws {
             try Data(bytes).write(to: site.appendingPathComponent(name))
             digests["/" + name] = Self.sha256(bytes)
+            sizes["/" + name] = bytes.count
         }
         let images = (0..<6).map { "img\($0).bin" }
         try write("index.html", Array(("<!doctype html><html><head><title>lab</title><link rel=\"stylesheet\" href=\"/style.css\">"

@@ -41,6 +41,8 @@ struct RecordingConsumer: StreamConsumer {
     var opened: [ConnectionID: (client: Endpoint, server: Endpoint)] = [:]
     var closedIDs: [ConnectionID] = []
     var contractViolations: [String] = []
+    /// Each data delivery's direction, size and `acknowledged` offset, in order.
+    var deliveries: [(direction: StreamDirection, count: Int, acknowledged: Int?)] = []
 
     mutating func connectionOpened(_ id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp) {
         if opened[id] != nil { contractViolations.append("connection \(id.rawValue) opened twice") }
@@ -49,11 +51,12 @@ struct RecordingConsumer: StreamConsumer {
     }
 
     mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
-                             at time: Timestamp) {
+                             at time: Timestamp, acknowledged: Int?) {
         check(id, direction, "data")
         if bytes.isEmpty { contractViolations.append("empty data for \(id.rawValue)") }
         let copy = [UInt8](bytes)
         events.append(.data(id, direction, copy))
+        deliveries.append((direction, copy.count, acknowledged))
         let key = StreamKey(id: id, direction: direction)
         if case .bytes(let previous)? = streams[key]?.last {
             streams[key]![streams[key]!.count - 1] = .bytes(previous + copy)

@@ -9,7 +9,7 @@ private struct CountingConsumer: StreamConsumer {
     var gaps = 0
     mutating func connectionOpened(_ id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp) {}
     mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ data: UnsafeRawBufferPointer,
-                             at time: Timestamp) { bytes += data.count }
+                             at time: Timestamp, acknowledged: Int?) { bytes += data.count }
     mutating func streamGap(_ id: ConnectionID, _ direction: StreamDirection, length: Int, at time: Timestamp) {
         gaps += length
     }

@@ -96,7 +96,7 @@ import Testing
         var offset = 0
         while offset < bytes.count {
             let end = min(bytes.count, offset + pieceSize)
-            bytes[offset..<end].withUnsafeBytes { router.consume(direction, $0, at: time) }
+            bytes[offset..<end].withUnsafeBytes { router.consume(direction, $0, at: time, acknowledged: nil) }
             offset = end
         }
     }

@@ -15,7 +15,7 @@ struct RecordingConsumer: StreamConsumer {
 
     mutating func connectionOpened(_ id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp) {}
     mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
-                             at time: Timestamp) {
+                             at time: Timestamp, acknowledged: Int?) {
         data[direction, default: []] += bytes
         events.append("data \(direction == .clientToServer ? "c2s" : "s2c") \(bytes.count)")
     }

@@ -72,7 +72,7 @@ public struct FollowStreamWriter: StreamConsumer {
     }
 
     public mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ data: UnsafeRawBufferPointer,
-                                    at time: Timestamp) {
+                                    at time: Timestamp, acknowledged: Int?) {
         guard !data.isEmpty else { return }
         let second = isNode1(direction)
         if second { bytes.1 += data.count } else { bytes.0 += data.count }
