@@ -331,6 +331,38 @@ def check_json_tree(driver, body):
     report("json tree", got == want, f"page {got} / body {want}")
 
 
+def check_websocket(driver, records):
+    """The Messages tab of a WebSocket upgrade lists the connection's messages as --json has them: direction, kind,
+    size and text (close code and reason for a close)."""
+    upgrade = next(i for i, r in enumerate(exchanges(records)) if (r.get("response") or {}).get("status") == 101)
+    record = exchanges(records)[upgrade]
+    select_row(driver, upgrade, "messages")
+    want = []
+    for m in records:
+        if m.get("type") != "websocket" or (m["client"], m["server"]) != (record["client"], record["server"]):
+            continue
+        if m["kind"] == "close":
+            data = f"close {m['close_code'] if m['close_code'] is not None else '(no code)'} {m['close_reason'] or ''}".strip()
+        elif m["text"] is None and m["kind"] == "binary":
+            data = f"binary, sha256 {m['sha256']}"
+        else:
+            data = (m["text"] or "") + (" …" if m["text_is_partial"] else "")
+        want.append(["↑" if m["from"] == "client" else "↓", m["kind"], f"{m['size']} B", data])
+    try:
+        wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#tab-body table.ws-messages tr.sent, #tab-body table.ws-messages tr.received"), 5)
+    except TimeoutException:
+        report("websocket messages", False, f"no messages listed; --json has {len(want)}")
+        return
+    got = driver.execute_script("""
+        return [...document.querySelectorAll('#tab-body table.ws-messages tr.sent, #tab-body table.ws-messages tr.received')]
+          .map((tr) => [...tr.children].map((td) => td.textContent))
+          .map((cells) => [cells[0], cells[2], cells[3], cells[4]]);""")
+    problems = [f"message {i}: page {g} != --json {w}" for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    if len(got) != len(want):
+        problems.append(f"{len(got)} messages listed, --json has {len(want)}")
+    report("websocket messages", not problems, "; ".join(problems)[:1500] or f"{len(want)} messages equal --json")
+
+
 def check_image(driver, body):
     select_row(driver, 0, "response")
     try:
@@ -725,6 +757,14 @@ def main():
         want = [r["tls"] for r in records if "tls" in r][0]
         report("tls facts", f"Cipher suite {want['cipher_suite']}" in text and f"Server name (SNI) {want['server_name']}" in text
                and "Stream 1" in text, text[:300])
+        leave(driver, view)
+
+        websocket = os.path.join(args.fixtures, "h2", "websocket.pcap")
+        records = oracle(args.capture, websocket)
+        view = LiveView(args.capture, websocket)
+        views.append(view)
+        open_page(driver, view.url, len(exchanges(records)))
+        check_websocket(driver, records)
         leave(driver, view)
 
         image = os.path.join(args.fixtures, "http-binary-300k.pcap")

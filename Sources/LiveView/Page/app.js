@@ -56,7 +56,6 @@ function showStatus() {
     if (info.bodyLimit != null) parts.push(`bodies kept up to ${bytes(info.bodyLimit)} each, ${bytes(info.sessionLimit)} in all`);
   }
   if (dropped > 0) parts.push(`${dropped} older exchanges no longer held by the server (session limit)`);
-  if (clearedBefore > 0) parts.push("cleared: the HAR still holds every exchange the server has");
   if (disconnected) parts.push("live updates lost: reconnecting");
   parts.push(!loaded ? "loading…" : ended ? (info?.source === "file" ? "file read to the end" : "capture ended") : "live");
   if (paused) parts.push("paused");
@@ -125,6 +124,8 @@ $("pause").addEventListener("click", () => {
 });
 $("clear").addEventListener("click", () => {
   clearedBefore = store.nextId;
+  // The HAR then holds what the list shows from here on, as DevTools' export after a clear.
+  $("har").href = withToken(`api/har?since=${clearedBefore}`);
   held = [];
   store.clear();
   list.setSource(store.rows);
