@@ -124,6 +124,8 @@ final class QPACKDecoder {
 
     /// Streams whose waiting block was dropped when the table was lost, to be told by `unblocked()`.
     private var lostWhileWaiting: [UInt64] = []
+    /// `unblocked()` has outcomes to give even without new encoder bytes (blocks failed with a lost table).
+    var hasLostBlocks: Bool { !lostWhileWaiting.isEmpty }
 
     private func run(_ context: OpaquePointer, _ block: ArraySlice<UInt8>) -> (outcome: Outcome, rest: ArraySlice<UInt8>) {
         var fields: [(name: String, value: String)] = []

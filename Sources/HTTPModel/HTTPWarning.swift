@@ -131,6 +131,8 @@ public enum HTTPWarning: Sendable, Hashable {
     case http3FrameUnexpected(type: UInt64)
     /// Frames waiting behind a blocked header block went over the limit; the rest of the side was not decoded.
     case http3HeldBytesOverLimit(limit: Int)
+    /// The side's FIN came inside a frame.
+    case http3FrameCutByFIN(from: StreamDirection)
     case http3TooManyStreams(limit: Int)
     /// STOP_SENDING from `sender`, asking the other side to stop.
     case http3StopSending(sender: StreamDirection, code: UInt64, codeName: String)
