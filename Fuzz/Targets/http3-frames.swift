@@ -57,6 +57,7 @@ public func fuzzHTTP3Frames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         limits.maxHeldBytes = 512
         limits.maxEarlyEncoderBytes = 64
         limits.maxOpenStreams = 4
+        limits.maxHeaderListBytes = 512
         httpLimits.bodyKeepBytes = 256
     }
     let events = EventCount()

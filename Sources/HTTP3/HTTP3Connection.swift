@@ -75,7 +75,7 @@ public final class HTTP3Connection {
             guard let exchange = request(stream, at: time) else { return }
             feed(exchange, direction, qpackStream: stream, bytes, fin: fin, at: time)
         } else {
-            warnOnce("server-bidi", "HTTP/3: data on server-initiated bidirectional stream \(stream) (an extension); not decoded")
+            warnOnce("server-bidi", .serverBidirectionalStream(stream))
         }
         // A block that failed may have lost a table other blocks were waiting on: they are told now.
         for side in 0...1 where qpack[side]?.hasLostBlocks == true { resumeUnblocked(side, at: time) }
@@ -94,11 +94,11 @@ public final class HTTP3Connection {
             if let exchange = pushes[pushID] { lose(exchange, .serverToClient, length: length) }
         case .encoder?:
             let side = stream & 0x1 == 0 ? 0 : 1
-            warnConnection("\(length) bytes of the \(side == 0 ? "client" : "server")'s QPACK encoder stream were never captured; its dynamic table is no longer followed")
+            warnConnection(.encoderStreamGap(sender: side == 0 ? .clientToServer : .serverToClient, length: length))
             qpack[side]?.markTableLost()
             resumeUnblocked(side, at: time)
         case .control?:
-            warnConnection("\(length) bytes of a control stream were never captured; its later frames were not decoded")
+            warnConnection(.controlStreamGap(length: length))
             uni[stream] = .ignored
         default:
             uni[stream] = .ignored
@@ -111,7 +111,8 @@ public final class HTTP3Connection {
         guard let exchange = exchange(onStream: stream) else {
             switch uni[stream] {
             case nil, .ignored?, .push?: break
-            default: warnConnection("a critical unidirectional stream (\(stream)) was reset by the \(direction == .clientToServer ? "client" : "server"): \(HTTP3ErrorCode.name(errorCode)) (0x\(String(errorCode, radix: 16)))")
+            default: warnConnection(.criticalStreamReset(stream: stream, sender: direction, code: errorCode,
+                                                         codeName: HTTP3ErrorCode.name(errorCode)))
             }
             return
         }
@@ -134,7 +135,7 @@ public final class HTTP3Connection {
         currentTime = time
         guard errorCode != 0 && !(application && errorCode == 0x100) else { return }
         let name = application ? HTTP3ErrorCode.name(errorCode) : "QUIC transport error"
-        warnConnection("CONNECTION_CLOSE from the \(fromClient ? "client" : "server"): \(name) (0x\(String(errorCode, radix: 16)))\(reason.isEmpty ? "" : ": \(reason)")")
+        warnConnection(.connectionClosed(sender: Self.direction(fromClient), code: errorCode, codeName: name, reason: reason))
     }
 
     public func end(at time: Timestamp) {
@@ -194,7 +195,7 @@ public final class HTTP3Connection {
               let oldest = (Array(requests.values) + Array(pushes.values)).min(by: { $0.order < $1.order }) else { return }
         oldest.outcome = .unfinished
         oldest.warnings.append(.http3TooManyStreams(limit: http3Limits.maxOpenStreams))
-        warnOnce("streams", "HTTP/3: more than \(http3Limits.maxOpenStreams) streams open on one connection; the oldest are reported early")
+        warnOnce("streams", .tooManyStreams(limit: http3Limits.maxOpenStreams))
         report(oldest)
     }
 
@@ -236,17 +237,21 @@ public final class HTTP3Connection {
             guard settingsSeen[side], let decoder = qpack[side] else {
                 if earlyEncoderBytes[side].count + rest.count > http3Limits.maxEarlyEncoderBytes {
                     earlyEncoderBytes[side] = []
-                    warnOnce("early-encoder-\(side)", "HTTP/3: over \(http3Limits.maxEarlyEncoderBytes) QPACK encoder bytes before the SETTINGS that size the table; that table is not followed")
+                    warnOnce("early-encoder-\(side)", .earlyEncoderBytesOverLimit(sender: direction, limit: http3Limits.maxEarlyEncoderBytes))
                     settingsArrived(for: side, capacity: UInt64.max, blockedStreams: 0, at: time)
                 } else {
                     earlyEncoderBytes[side] += rest
                 }
                 return
             }
-            if let failure = decoder.readEncoderStream(rest) { warnOnce("encoder-\(side)", "HTTP/3 \(direction == .clientToServer ? "client" : "server") encoder stream: \(failure)") }
+            if let failure = decoder.readEncoderStream(rest) {
+                warnOnce("encoder-\(side)", .encoderStreamFailed(sender: direction, reason: failure.description))
+            }
             resumeUnblocked(side, at: time)
         case .decoder(var reader)?:
-            if let failure = reader.consume(rest) { warnOnce("decoder-\(side)", "HTTP/3 \(direction == .clientToServer ? "client" : "server") decoder stream: \(failure)") }
+            if let failure = reader.consume(rest) {
+                warnOnce("decoder-\(side)", .decoderStreamFailed(sender: direction, reason: failure.description))
+            }
             uni[stream] = .decoder(reader)
         default:
             break
@@ -259,9 +264,9 @@ public final class HTTP3Connection {
         let who = direction == .clientToServer ? "client" : "server"
         switch piece {
         case .data:
-            warnOnce("control-data-\(who)", "HTTP/3: DATA on the \(who)'s control stream; skipped")
+            warnOnce("control-data-\(who)", .dataOnControlStream(sender: direction))
         case .skipped(let type, let length):
-            warnOnce("control-skip-\(who)", "HTTP/3: control frame 0x\(String(type, radix: 16)) of \(length) bytes over the limit; skipped")
+            warnOnce("control-skip-\(who)", .controlFrameOverLimit(sender: direction, type: type, length: length))
         case .frame(let type, let payload):
             var cursor = ByteCursor(payload)
             switch type {
@@ -278,7 +283,7 @@ public final class HTTP3Connection {
             case 0x03, 0x0d:
                 break  // CANCEL_PUSH, MAX_PUSH_ID change no exchange.
             case 0x01, 0x05, 0x02, 0x06, 0x08, 0x09:
-                warnOnce("control-\(type)-\(who)", "HTTP/3: frame 0x\(String(type, radix: 16)) not allowed on the \(who)'s control stream; skipped")
+                warnOnce("control-\(type)-\(who)", .controlFrameNotAllowed(sender: direction, type: type))
             default:
                 break  // Unknown and reserved types are skipped (section 9).
             }
@@ -291,15 +296,18 @@ public final class HTTP3Connection {
         guard !settingsSeen[side] else { return }
         settingsSeen[side] = true
         let decoder = QPACKDecoder(maxTableCapacity: capacity, limit: http3Limits.maxQPACKTableBytes,
-                                   maxBlockedStreams: Int(min(blockedStreams, UInt64(http3Limits.maxBlockedStreams))))
+                                   maxBlockedStreams: Int(min(blockedStreams, UInt64(http3Limits.maxBlockedStreams))),
+                                   maxHeaderListBytes: http3Limits.maxHeaderListBytes)
         qpack[side] = decoder
         if !decoder.tableTracked && capacity != UInt64.max {
-            warnOnce("capacity-\(side)", "HTTP/3: QPACK table capacity \(capacity) is over the \(http3Limits.maxQPACKTableBytes)-byte limit; the \(side == 0 ? "client" : "server")'s dynamic table is not followed")
+            warnOnce("capacity-\(side)", .tableCapacityOverLimit(encoder: side == 0 ? .clientToServer : .serverToClient, capacity: capacity,
+                                                         limit: http3Limits.maxQPACKTableBytes))
         }
         let early = earlyEncoderBytes[side]
         earlyEncoderBytes[side] = []
         if !early.isEmpty, let failure = early.withUnsafeBytes({ decoder.readEncoderStream($0) }) {
-            warnOnce("encoder-\(side)", "HTTP/3 encoder stream: \(failure)")
+            warnOnce("encoder-\(side)", .encoderStreamFailed(sender: side == 0 ? .clientToServer : .serverToClient,
+                                                      reason: failure.description))
         }
     }
 
@@ -307,7 +315,8 @@ public final class HTTP3Connection {
     /// sent that early cannot refer to the table), replaced when they arrive.
     private func decoderForBlock(_ side: Int) -> QPACKDecoder {
         if let decoder = qpack[side] { return decoder }
-        let provisional = QPACKDecoder(maxTableCapacity: 0, limit: 0, maxBlockedStreams: 0)
+        let provisional = QPACKDecoder(maxTableCapacity: 0, limit: 0, maxBlockedStreams: 0,
+                                       maxHeaderListBytes: http3Limits.maxHeaderListBytes)
         qpack[side] = provisional
         return provisional
     }
@@ -535,12 +544,13 @@ public final class HTTP3Connection {
         emit(.exchange(event))
     }
 
-    private func warnConnection(_ message: String) {
-        emit(.warning(connection: connection, message: "\(client) → \(server): \(message)", time: currentTime))
+    private func warnConnection(_ warning: HTTP3ConnectionWarning) {
+        emit(.warning(connection: connection, message: "\(client) → \(server): \(warning)", time: currentTime))
     }
 
-    private func warnOnce(_ key: String, _ message: String) {
+    /// Once per connection for each key (a kind of trouble, per side), however often it happens.
+    private func warnOnce(_ key: String, _ warning: HTTP3ConnectionWarning) {
         guard warned.insert(key).inserted else { return }
-        warnConnection(message)
+        warnConnection(warning)
     }
 }

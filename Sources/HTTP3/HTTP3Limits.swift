@@ -3,6 +3,9 @@
 public struct HTTP3Limits: Sendable, Hashable {
     /// Payload bytes of one non-DATA frame buffered to parse it (default 1 MiB). DATA streams through.
     public var maxBufferedFrameBytes = 1 << 20
+    /// Decoded fields of one header block, counted as RFC 9204 section 3.2.1 does (name + value + 32 per field;
+    /// default 256 KiB). A one-byte reference can repeat a large table entry, so decoding stops past it.
+    public var maxHeaderListBytes = 256 * 1024
     /// QPACK dynamic table capacity followed at most (default 1 MiB); a larger SETTINGS_QPACK_MAX_TABLE_CAPACITY
     /// leaves that side's table unfollowed (literals and static references still decode).
     public var maxQPACKTableBytes = 1 << 20

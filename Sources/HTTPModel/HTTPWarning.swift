@@ -143,6 +143,9 @@ public enum HTTPWarning: Sendable, Hashable {
     /// The block referred to QPACK dynamic table entries that were not followed (see `HTTP3StreamFacts.headerTableUnknown`).
     case qpackTableNotTracked
     case qpackTooManyBlockedStreams(limit: Int)
+    /// The decoded fields of one block (name + value + 32 each, as RFC 9204 counts them) passed the limit: one-byte
+    /// references to a large table entry would otherwise expand without bound. Fields before it are kept.
+    case qpackHeaderListOverLimit(limit: Int)
     /// The block waited for `required` table entries; only `inserted` had arrived when the stream or capture ended.
     case qpackNeverUnblocked(required: UInt64, inserted: UInt64)
 

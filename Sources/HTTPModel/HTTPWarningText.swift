@@ -144,6 +144,8 @@ extension HTTPWarning: CustomStringConvertible {
             return "header block referred to QPACK dynamic table entries that could not be followed; fields not shown"
         case .qpackTooManyBlockedStreams(let limit):
             return "more than \(limit) header blocks waiting for QPACK table entries; this one not decoded"
+        case .qpackHeaderListOverLimit(let limit):
+            return "header block decodes to over \(limit) bytes (HTTP3Limits.maxHeaderListBytes); the rest of it not shown"
         case .qpackNeverUnblocked(let required, let inserted):
             return "header block waited for \(required) QPACK table entries, only \(inserted) arrived; not decoded"
 
