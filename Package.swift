@@ -173,8 +173,9 @@ let package = Package(
         .testTarget(name: "ConditionerVMTests", dependencies: ["TestSupport"]),
         .testTarget(name: "LiveViewTests", dependencies: [
             "LiveView", "HTTPModel", "FlowReassembly", "PacketDecoding", "LinkConditioner", "TestSupport",
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ]),
+        // The live view's conditioner switch on a sandboxed command, measured by the command (root).
+        .testTarget(name: "LiveViewNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
         .testTarget(name: "CommandCaptureNamespaceTests", dependencies: ["Sandbox", "SystemSupport", "TestSupport"]),
         .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),

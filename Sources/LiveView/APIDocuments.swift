@@ -26,6 +26,24 @@ enum APIDocuments {
         json.append("}")
     }
 
+    /// A record as `--http --json` prints it, with `id` (and `bodies` on exchanges, `keptBytes` on WebSocket messages).
+    static func record(_ record: StoredRecord, into json: inout TextOutput) {
+        switch record {
+        case .exchange(let stored):
+            exchange(stored, into: &json)
+        case .tls(let id, let facts):
+            TLSJSONRenderer.write(facts, into: &json)
+            json.removeLast()
+            json.append(","); json.key("id"); json.number(id); json.append("}")
+        case .webSocket(let id, let message, let kept):
+            HTTPJSONRenderer.write(message, into: &json)
+            json.removeLast()
+            json.append(","); json.key("id"); json.number(id)
+            json.append(","); json.key("kept"); body(kept, into: &json)
+            json.append("}")
+        }
+    }
+
     private static func body(_ body: KeptBody, into json: inout TextOutput) {
         json.append("{"); json.key("kept"); json.bool(body.whole)
         json.append(","); json.key("size"); json.number(body.size)
@@ -35,12 +53,12 @@ enum APIDocuments {
         json.append("}")
     }
 
-    static func page(_ page: (exchanges: [StoredExchange], next: Int, dropped: Int)) -> [UInt8] {
+    static func page(_ page: (records: [StoredRecord], next: Int, dropped: Int)) -> [UInt8] {
         var json = TextOutput.memory()
         json.append("{"); json.key("exchanges"); json.append("[")
-        for (index, stored) in page.exchanges.enumerated() {
+        for (index, stored) in page.records.enumerated() {
             if index > 0 { json.append(",") }
-            exchange(stored, into: &json)
+            record(stored, into: &json)
         }
         json.append("],"); json.key("next"); json.number(page.next)
         json.append(","); json.key("dropped"); json.number(page.dropped)

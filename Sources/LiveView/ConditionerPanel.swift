@@ -17,6 +17,13 @@ public protocol ConditionerTarget: Sendable {
     var initialProfile: String? { get }
     /// Applies `profile`, or removes conditioning for nil, as `condition` would; throws what went wrong.
     func apply(_ profile: Profile?) throws
+    /// Puts back what was in force when the view started, once the view stops (after a switch from the page).
+    func restore() throws
+}
+
+extension ConditionerTarget {
+    /// A sandbox goes with its command: nothing to put back.
+    public func restore() throws {}
 }
 
 /// The conditioner's panel: the profile list, the active profile, every switch with its time (the timeline's marks),
@@ -76,6 +83,25 @@ public final class ConditionerPanel: Sendable {
 
     public var switches: [Switch] { state.withLockedValue { $0.switches } }
 
+    /// The view stops: when the page switched anything, the target gets back what it had at the start. Returns the
+    /// error in words when that failed (the executable says it), nil otherwise.
+    public func finish() -> String? {
+        guard let target else { return nil }
+        return switching.withLock {
+            let switched = state.withLockedValue { state in
+                defer { state.closed = "the live view stopped" }
+                return state.switches.count > 1
+            }
+            guard switched else { return nil }
+            do {
+                try target.restore()
+                return nil
+            } catch {
+                return "could not restore \(target.kind) conditioning (\(target.initialProfile ?? "none")): \(error)"
+            }
+        }
+    }
+
     public var isClosed: Bool { state.withLockedValue { $0.closed != nil } }
 
     public func stateDocument() -> [UInt8] {
@@ -125,8 +151,8 @@ public final class ConditionerPanel: Sendable {
         guard isRoot() else {
             return .error(403, "switching profiles changes the network: run capture as root (sudo) to use the panel")
         }
-        let request: (profile: String?, confirm: Bool)
-        switch Self.parse(body) {
+        let request: SwitchRequest
+        switch SwitchRequest.parse(body) {
         case .success(let parsed): request = parsed
         case .failure(let problem): return .error(400, problem.message)
         }
@@ -152,30 +178,5 @@ public final class ConditionerPanel: Sendable {
             return .error(500, "could not switch to \(profile?.name ?? "off"): \(error)")
         }
         return .json(stateDocument())
-    }
-
-    struct BadSwitchRequest: Error { var message: String }
-
-    /// The POST body: a JSON object with `profile` (a string, or null for off) and an optional boolean `confirm`.
-    static func parse(_ body: [UInt8]) -> Result<(profile: String?, confirm: Bool), BadSwitchRequest> {
-        let expected = "expected a JSON object like {\"profile\": \"Slow Net\", \"confirm\": false} (profile null turns conditioning off)"
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
-            return .failure(BadSwitchRequest(message: "the body is not a JSON object: " + expected))
-        }
-        guard object.keys.contains("profile") else { return .failure(BadSwitchRequest(message: "no \"profile\": " + expected)) }
-        let profile: String?
-        switch object["profile"] {
-        case let name as String: profile = name
-        case is NSNull: profile = nil
-        default: return .failure(BadSwitchRequest(message: "\"profile\" must be a string or null: " + expected))
-        }
-        var confirm = false
-        if let value = object["confirm"] {
-            guard let flag = value as? Bool else {
-                return .failure(BadSwitchRequest(message: "\"confirm\" must be true or false"))
-            }
-            confirm = flag
-        }
-        return .success((profile, confirm))
     }
 }

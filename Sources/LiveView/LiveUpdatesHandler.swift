@@ -72,11 +72,11 @@ final class LiveUpdatesHandler: ChannelInboundHandler, RemovableChannelHandler {
         defer { if wrote { context.flush() } }
         // Exchanges first, when the connection can take them.
         // Exchanges first, one batch per tick, when the connection can take them.
-        let page = context.channel.isWritable ? router.store.page(since: nextExchange, limit: Self.batch).exchanges : []
+        let page = context.channel.isWritable ? router.store.page(since: nextExchange, limit: Self.batch).records : []
         for stored in page {
             var json = TextOutput.memory()
             json.append("{"); json.key("type"); json.append("\"exchange\","); json.key("exchange")
-            APIDocuments.exchange(stored, into: &json)
+            APIDocuments.record(stored, into: &json)
             json.append("}")
             send(json, context: context)
             // Past any dropped for the exchange limit before this client got them.

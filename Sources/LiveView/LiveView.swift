@@ -1,4 +1,5 @@
 import CaptureEngine
+import FlowReassembly
 import Foundation
 import HTTPModel
 import NIOConcurrencyHelpers
@@ -13,9 +14,12 @@ public final class LiveView: Sendable {
     public let server: LiveViewServer
     private let include: @Sendable (HTTPExchange) -> Bool
     private let ended: NIOLockedValueBox<Bool>
+    /// Connections whose upgrade exchange was kept: their WebSocket messages are kept too, as the terminal shows them.
+    /// Touched on the engine's thread only, but held in a lock so the view stays `Sendable`.
+    private let upgraded = NIOLockedValueBox(Set<ConnectionID>())
 
     /// `include`: the exchanges to keep, the same the terminal shows (its `--host`, `--path`... filter).
-    public init(binding: LiveViewServer.Binding, source: LiveViewSource, limits: LiveViewLimits = LiveViewLimits(),
+    public init(binding: LiveViewBinding, source: LiveViewSource, limits: LiveViewLimits = LiveViewLimits(),
                 conditioner: ConditionerPanel, token: LiveViewToken = LiveViewToken(),
                 include: @escaping @Sendable (HTTPExchange) -> Bool = { _ in true }) throws {
         store = ExchangeStore(limits: limits)
@@ -35,10 +39,19 @@ public final class LiveView: Sendable {
     public func handle(_ event: CaptureEvent) {
         switch event {
         case .http(.exchange(let exchange)):
-            if include(exchange) { store.add(exchange) }
+            guard include(exchange) else { return }
+            store.add(exchange)
+            if exchange.upgradeDecoded {
+                upgraded.withLockedValue { set in
+                    if set.count >= store.limits.connections { set.removeAll() }
+                    set.insert(exchange.connection)
+                }
+            }
+        case .http(.webSocket(let message)):
+            if upgraded.withLockedValue({ $0.contains(message.connection) }) { store.add(message) }
         case .tls(let facts):
             store.add(tls: facts)
-        case .http(.notice), .http(.webSocket), .http(.warning):
+        case .http(.notice), .http(.warning):
             break
         }
     }
@@ -46,11 +59,16 @@ public final class LiveView: Sendable {
     /// One decoded packet, for the throughput timeline.
     public func observe(_ packet: DecodedPacket) {
         guard let traffic = ThroughputBuckets.traffic(of: packet) else { return }
-        _ = store.addTraffic(traffic.bytes, up: traffic.up, at: packet.timestamp)
+        store.addTraffic(traffic.bytes, up: traffic.up, at: packet.timestamp)
     }
 
     /// The source has been read to its end (a file, or the command ended): the page is told.
     public func sourceEnded() { ended.withLockedValue { $0 = true } }
 
-    public func stop() { server.stop() }
+    /// Stops serving; a conditioned interface gets back what it had when the view started. Returns what went wrong
+    /// with that, in words, for the executable to say.
+    public func stop() -> String? {
+        server.stop()
+        return conditioner.finish()
+    }
 }

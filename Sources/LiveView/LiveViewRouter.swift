@@ -50,7 +50,12 @@ public struct LiveViewRouter: Sendable {
         case ("GET", _) where parts.count == 5 && parts[1] == "api" && parts[2] == "exchanges":
             return body(id: parts[3], which: parts[4])
         case ("GET", "/api/har"):
-            return .download(HARWriter.document(store.all.lazy.map(\.exchange)), filename: "capture.har",
+            // `since`: only what the page shows after a Clear, as DevTools' "Save all as HAR" does.
+            let since = request.queryValue("since") ?? "0"
+            guard let first = Int(since), first >= 0 else {
+                return .error(400, "since must be an exchange id (a whole number of 0 or more), not \"\(since)\"")
+            }
+            return .download(HARWriter.document(store.exchanges(since: first).lazy.map(\.exchange)), filename: "capture.har",
                              type: "application/json; charset=utf-8")
         case ("GET", "/api/throughput"):
             return .json(APIDocuments.throughput(store.throughput))

@@ -15,49 +15,12 @@ public final class LiveViewServer: Sendable {
     public let address: String
     public let port: Int
 
-    /// What the user asked for with `--ui [ADDR:PORT]`.
-    public struct Binding: Sendable, Equatable {
-        public var address: String
-        public var port: Int
-        /// The port was not given: when it is taken, the next ones are tried.
-        public var portIsDefault: Bool
-
-        public static let defaultAddress = "127.0.0.1"
-        public static let defaultPort = 8383
-        /// Ports tried after a default one that is taken.
-        public static let fallbackPorts = 20
-
-        public init(address: String = Self.defaultAddress, port: Int = Self.defaultPort, portIsDefault: Bool = true) {
-            self.address = address
-            self.port = port
-            self.portIsDefault = portIsDefault
-        }
-
-        /// `ADDR:PORT`, `[V6]:PORT`, `ADDR`, `:PORT` or `PORT`; nil when it is none of these.
-        public init?(parsing text: String) {
-            if text.isEmpty { self.init(); return }
-            if text.allSatisfy(\.isASCIIDigit) {
-                guard let port = Int(text), port <= 65535 else { return nil }
-                self.init(port: port, portIsDefault: false)
-                return
-            }
-            if let (name, port) = RequestGuard.split(authority: text), port <= 65535,
-               name.isEmpty || IPLiteral(name) != nil, !name.contains(":") || text.hasPrefix("[") {
-                self.init(address: name.isEmpty ? Self.defaultAddress : name, port: port, portIsDefault: false)
-                return
-            }
-            let bare = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
-            guard IPLiteral(bare) != nil else { return nil }
-            self.init(address: bare)
-        }
-    }
-
     public struct StartError: Error, CustomStringConvertible {
         public var description: String
     }
 
     /// Binds and starts serving; with a default port, the next free one of `fallbackPorts` is taken.
-    public init(binding: Binding, router: LiveViewRouter) throws {
+    public init(binding: LiveViewBinding, router: LiveViewRouter) throws {
         self.router = router
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         pool = NIOThreadPool(numberOfThreads: 2)
@@ -81,7 +44,7 @@ public final class LiveViewServer: Sendable {
             }
             .childChannelOption(.socketOption(.so_reuseaddr), value: 1)
         var port = binding.port
-        let last = binding.portIsDefault && port != 0 ? min(port + Self.Binding.fallbackPorts, 65535) : port
+        let last = binding.portIsDefault && port != 0 ? min(port + LiveViewBinding.fallbackPorts, 65535) : port
         var bound: Channel?
         var lastError: Error?
         while bound == nil && port <= last {

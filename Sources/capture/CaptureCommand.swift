@@ -121,7 +121,7 @@ struct CaptureCommand: ParsableCommand {
 
     func validate() throws {
         if listInterfaces { return }
-        try commandOptions.validate(source: source)
+        try commandOptions.validate(source: source, liveView: liveViewOptions.ui != nil)
         if source.interface != nil && source.readFile != nil {
             throw ValidationError("Give either -i (live) or -r (file), not both.")
         }
@@ -212,12 +212,12 @@ struct CaptureCommand: ParsableCommand {
         let decoder = output.writeFile == nil ? try PacketDecoder(linkType: handle.linkType) : nil
         announce(handle)
         // -- COMMAND brings its own view (its panel switches the sandbox); -i and -r get theirs here.
-        let liveView = try commandView ?? startLiveView(
+        let liveView = try commandView ?? (liveViewOptions.ui == nil ? nil : startLiveView(
             source: source.readFile.map { .file(path: $0) } ?? .live(interface: handle.source),
             conditioner: source.readFile != nil
                 ? ConditionerPanel(unavailable: "reading a capture file: there is no link to condition "
                                    + "(the panel works with -i INTERFACE or -- COMMAND)")
-                : ConditionerPanel(unavailable: "switching an interface's profile from the page is not available yet"))
+                : interfacePanel(handle.source)))
         if let ready = control.readyFile, !FileManager.default.createFile(atPath: ready, contents: nil) {
             printError("cannot create \(ready) (--ready-file): \(String(cString: strerror(errno)))")
         }
@@ -233,14 +233,14 @@ struct CaptureCommand: ParsableCommand {
         do {
             try captureInMode(handle: handle, decoder: decoder, command: command, secrets: secrets, liveView: liveView)
         } catch {
-            if commandView == nil { liveView?.stop() }
+            if commandView == nil, let liveView { stopLiveView(liveView) }
             throw error
         }
         // A file read to its end stays up for browsing; a live capture, or a file whose reading was interrupted,
         // ended with Ctrl-C; a command's view is its caller's.
         session?.finish()
         if commandView == nil, let liveView {
-            if source.readFile != nil && session?.interrupted != true { serveUntilStopped(liveView) } else { liveView.stop() }
+            if source.readFile != nil && session?.interrupted != true { serveUntilStopped(liveView) } else { stopLiveView(liveView) }
         }
         // A key can become known after packets that needed it (it is read every 50 ms at most): at the end, one
         // block with every key goes first, for readers that decrypt in one pass. Rotated files keep theirs as written.

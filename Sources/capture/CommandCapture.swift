@@ -24,17 +24,22 @@ struct CommandOptions: ParsableArguments {
     @Option(name: .customLong(CommandArguments.optionName), parsing: .remaining, help: .hidden)
     var command: [String] = []
 
-    func validate(source: SourceOptions) throws {
+    /// `liveView`: `--ui` was given, whose panel lists the `--profiles` files too.
+    func validate(source: SourceOptions, liveView: Bool) throws {
         if command.isEmpty {
             if profile != nil { throw ValidationError("--profile conditions a command: add -- COMMAND [ARGS...].") }
-            if profilesDirectory != nil { throw ValidationError("--profiles only applies with --profile and -- COMMAND.") }
+            if profilesDirectory != nil && !liveView {
+                throw ValidationError("--profiles only applies with --profile and -- COMMAND, or --ui.")
+            }
             if noQUIC { throw ValidationError("--no-quic applies to a command: add -- COMMAND [ARGS...].") }
             return
         }
         if source.interface != nil || source.readFile != nil {
             throw ValidationError("-- COMMAND captures the command's own interface; it cannot be combined with -i or -r.")
         }
-        if profilesDirectory != nil && profile == nil { throw ValidationError("--profiles only applies with --profile.") }
+        if profilesDirectory != nil && profile == nil && !liveView {
+            throw ValidationError("--profiles only applies with --profile or --ui.")
+        }
     }
 }
 
@@ -196,7 +201,7 @@ extension CaptureCommand {
         } catch {
             sandbox.remove() // stops the command too
             _ = command.waitForCommand()
-            liveView?.stop()
+            if let liveView { stopLiveView(liveView) }
             throw error
         }
         let status = command.waitForCommand()

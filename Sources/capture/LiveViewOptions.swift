@@ -11,15 +11,15 @@ import SystemSupport
 struct LiveViewOptions: ParsableArguments {
     @Option(name: .customLong("ui"), help: ArgumentHelp(
         "Serve a live view of the exchanges (and the conditioner's panel) to a browser on this address "
-            + "(default 127.0.0.1:\(LiveViewServer.Binding.defaultPort), or the next free port); prints the URL to open. "
+            + "(default 127.0.0.1:\(LiveViewBinding.defaultPort), or the next free port); prints the URL to open. "
             + "Implies --http. With -r FILE it stays up until Ctrl-C.", valueName: "[addr:port]"))
     var ui: String?
 
-    var binding: LiveViewServer.Binding? { ui.flatMap(LiveViewServer.Binding.init(parsing:)) }
+    var binding: LiveViewBinding? { ui.flatMap(LiveViewBinding.init(parsing:)) }
 
     func validate(statsOrFollow: String?) throws {
         guard let ui else { return }
-        guard LiveViewServer.Binding(parsing: ui) != nil else {
+        guard LiveViewBinding(parsing: ui) != nil else {
             throw ValidationError("--ui \(ui): give an address and port like 127.0.0.1:8383 or [::1]:8383, a port, or nothing.")
         }
         if let mode = statsOrFollow {
@@ -51,7 +51,7 @@ struct LiveViewOptions: ParsableArguments {
 
     /// A port, `ADDR:PORT`, `[V6]:PORT` or an address literal; not a filter word such as `tcp` or `port`.
     private static func looksLikeAddress(_ word: String) -> Bool {
-        LiveViewServer.Binding(parsing: word) != nil
+        LiveViewBinding(parsing: word) != nil
     }
 }
 
@@ -68,6 +68,41 @@ struct SandboxConditionerTarget: ConditionerTarget {
         _ = try SandboxConditioning.switchProfile(to: profile ?? Profile(name: "none"), sandbox: sandboxID,
                                                   registry: registry, runner: ProcessRunner())
     }
+}
+
+/// `-i IFACE --ui`: the panel applies profiles to the interface with the conditioner `condition apply` uses (its
+/// state directory, locks, plans and restore), only after the page's confirmation; when the view stops, the
+/// interface gets back what it had when the view started.
+struct InterfaceConditionerTarget: ConditionerTarget {
+    let interface: InterfaceName
+    let conditioner: Conditioner
+    /// What `condition` had applied here when the view started.
+    let initial: Profile?
+    var kind: String { "interface" }
+    var needsConfirmation: Bool { true }
+    var initialProfile: String? { initial?.name }
+
+    init(interface name: String) throws {
+        interface = try InterfaceName(name)
+        let directory = CaptureEnvironment.variables["TAPKIT_STATE_DIR"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let store = StateStore(directory: directory ?? StateStore.defaultDirectory)
+        // The user-space engine (delay and loss without netem) runs as `condition __engine`, beside this executable.
+        let engine = URL(fileURLWithPath: CaptureEnvironment.executable).deletingLastPathComponent()
+            .appendingPathComponent("condition").path
+        conditioner = Conditioner(runner: ProcessRunner(), store: store, engineExecutable: engine)
+        initial = (try? store.load(interface))?.profile
+    }
+
+    func apply(_ profile: Profile?) throws {
+        if let profile {
+            // The page's "confirm": true is the confirmation `condition apply --yes` asks for.
+            _ = try conditioner.apply(profile, to: interface, options: ApplyOptions(confirmed: true))
+        } else {
+            _ = try conditioner.off(interface)
+        }
+    }
+
+    func restore() throws { try apply(initial) }
 }
 
 extension CaptureCommand {
@@ -104,6 +139,22 @@ extension CaptureCommand {
         if let catcher = try? SignalCatcher(signals: [SIGINT, SIGTERM, SIGHUP]) {
             _ = catcher.wait(until: .distantFuture)
         }
-        view.stop()
+        stopLiveView(view)
+    }
+
+    func stopLiveView(_ view: LiveView) {
+        if let problem = view.stop() { printError(problem) }
+    }
+
+    /// The panel for `-i`: the interface, when it is one that can be conditioned.
+    func interfacePanel(_ name: String) -> ConditionerPanel {
+        let (catalog, builtIn) = liveViewCatalog()
+        do {
+            return ConditionerPanel(target: try InterfaceConditionerTarget(interface: name), catalog: catalog,
+                                    builtInDirectory: builtIn)
+        } catch {
+            return ConditionerPanel(unavailable: "\(name) cannot be conditioned: \(error)", catalog: catalog,
+                                    builtInDirectory: builtIn)
+        }
     }
 }

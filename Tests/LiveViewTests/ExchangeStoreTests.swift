@@ -3,6 +3,7 @@ import HTTPModel
 @testable import LiveView
 import PacketDecoding
 import Testing
+import TestSupport
 
 @Suite struct ExchangeStoreTests {
     @Test func bodiesAreKeptUpToThePerBodyAndSessionLimits() throws {
@@ -35,12 +36,12 @@ import Testing
         // Dropping frees the bodies' share of the session limit.
         #expect(store.counts.keptBodyBytes == 50)
         let first = store.page(since: 0)
-        #expect(first.exchanges.map(\.id) == [3, 4])
+        #expect(first.records.map(\.id) == [3, 4])
         #expect(first.next == 5)
         #expect(first.dropped == 3)
-        #expect(store.page(since: first.next).exchanges.map(\.id) == [5, 6])
-        #expect(store.page(since: 7).exchanges.map(\.exchange.request?.uri) == ["/7"])
-        #expect(store.page(since: 8).exchanges.isEmpty)
+        #expect(store.page(since: first.next).records.map(\.id) == [5, 6])
+        #expect(store.exchanges(since: 7).map(\.exchange.request?.uri) == ["/7"])
+        #expect(store.page(since: 8).records.isEmpty)
         #expect(store.page(since: 8).next == 8)
         #expect(store.page(since: 1000).next == 8)
         #expect(store.exchange(id: 2) == nil)

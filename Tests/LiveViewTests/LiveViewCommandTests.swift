@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import Testing
 import TestSupport
 
@@ -31,75 +30,41 @@ import TestSupport
     }
 }
 
-/// The executable running in the background, its output gathered; stopped with SIGKILL if it outstays a test.
-final class RunningCapture: @unchecked Sendable {
-    let process = Process()
-    private let output = NIOLockedValueBox((out: Data(), err: Data()))
 
-    init(_ arguments: [String]) throws {
-        process.executableURL = TestEnvironment.executable("capture")
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [output] handle in
-            let data = handle.availableData
-            output.withLockedValue { $0.out += data }
+/// The API carries every record `--http --json` prints (exchanges, TLS sessions, WebSocket messages), in the same
+/// order, each as printed plus the view's own members.
+@Suite(.serialized) struct LiveViewRecordTests {
+    @Test(arguments: [("h2/websocket.pcap", nil), ("tls/tls12-h2.pcap", "tls/tls12-h2.keys")] as [(String, String?)])
+    func recordsAreThoseOfJSON(fixture: String, keys: String?) throws {
+        let fixtures = TestEnvironment.fixtures
+        var arguments = ["-r", fixtures.appendingPathComponent(fixture).path, "--json", "--ui", "127.0.0.1:0"]
+        if let keys { arguments += ["--keylog", fixtures.appendingPathComponent(keys).path] }
+        let running = try RunningCapture(arguments)
+        defer { running.kill() }
+        let url = try running.url()
+        try running.waitFor("live view: still serving")
+        let page = try RawHTTP(port: url.port).request("/api/exchanges?since=0", token: url.token)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(page.body)) as? [String: Any])
+        let records = try #require(object["exchanges"] as? [[String: Any]])
+        let printed = try String(decoding: running.stdout, as: UTF8.self).split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
-        err.fileHandleForReading.readabilityHandler = { [output] handle in
-            let data = handle.availableData
-            output.withLockedValue { $0.err += data }
-        }
-        try process.run()
-    }
-
-    var stdout: Data { output.withLockedValue { $0.out } }
-    var stderr: String { String(decoding: output.withLockedValue { $0.err }, as: UTF8.self) }
-
-    /// The port and token of the printed `live view: http://127.0.0.1:PORT/?token=TOKEN` (waits up to 10 s).
-    func url(seconds: Double = 10) throws -> (port: Int, token: String) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if let line = stderr.split(separator: "\n").first(where: { $0.hasPrefix("live view: http://") }),
-               let colon = line.range(of: ":", options: .backwards, range: line.range(of: "//")!.upperBound..<line.endIndex),
-               let slash = line[colon.upperBound...].firstIndex(of: "/"),
-               let port = Int(line[colon.upperBound..<slash]),
-               let token = line.components(separatedBy: "token=").last {
-                return (port, token)
+        #expect(records.count == printed.count)
+        #expect(records.count > 1)
+        for (index, (record, line)) in zip(records, printed).enumerated() {
+            #expect(record["id"] as? Int == index)
+            var stripped = record
+            stripped["id"] = nil
+            if record["request"] != nil || record["response"] != nil {
+                stripped["bodies"] = nil
+                stripped["tls"] = nil
             }
-            Thread.sleep(forTimeInterval: 0.05)
+            if record["type"] as? String == "websocket" { stripped["kept"] = nil }
+            let same = try JSONSerialization.data(withJSONObject: stripped, options: .sortedKeys)
+                == JSONSerialization.data(withJSONObject: line, options: .sortedKeys)
+            #expect(same, "record \(index): \(record) against \(line)")
         }
-        throw RawHTTP.Failure(description: "no live view URL within \(seconds) s; standard error: \(stderr)")
-    }
-
-    /// Waits (up to `seconds`) until standard error holds `text`.
-    func waitFor(_ text: String, seconds: Double = 10) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !stderr.contains(text) {
-            if Date() > deadline { throw RawHTTP.Failure(description: "no \"\(text)\" within \(seconds) s: \(stderr)") }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-    }
-
-    func interrupt() { if process.isRunning { Glibc.kill(process.processIdentifier, SIGINT) } }
-
-    /// The exit status, or nil (and SIGKILL) when the process is still running after `seconds`.
-    func waitForExit(seconds: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning {
-            kill()
-            return nil
-        }
-        Thread.sleep(forTimeInterval: 0.1)  // the last output
-        return process.terminationStatus
-    }
-
-    func kill() {
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        running.interrupt()
+        #expect(running.waitForExit(seconds: 5) == 0)
     }
 }

@@ -1,5 +1,6 @@
 import FlowReassembly
 import Foundation
+import TestSupport
 import HTTPModel
 import LinkConditioner
 @testable import LiveView
@@ -35,13 +36,13 @@ struct TestServer {
     init(exchanges: [HTTPExchange] = [], limits: LiveViewLimits = LiveViewLimits(),
          conditioner: ConditionerPanel = ConditionerPanel(unavailable: "a test without a link"),
          address: String = "127.0.0.1") throws {
-        view = try LiveView(binding: LiveViewServer.Binding(address: address, port: 0, portIsDefault: false),
+        view = try LiveView(binding: LiveViewBinding(address: address, port: 0, portIsDefault: false),
                             source: .file(path: "test.pcap"), limits: limits, conditioner: conditioner,
                             token: LiveViewToken(fixed: testToken))
         for exchange in exchanges { view.handle(.http(.exchange(exchange))) }
     }
 
-    func stop() { view.stop() }
+    func stop() { _ = view.stop() }
 
     func json(_ target: String) throws -> [String: Any] {
         let response = try client.request(target, token: testToken)

@@ -1,6 +1,7 @@
 import Foundation
 @testable import LiveView
 import Testing
+import TestSupport
 
 /// Every request is checked before anything is served: real HTTP requests to a server on a loopback port.
 @Suite struct RequestSecurityTests {
@@ -113,13 +114,13 @@ import Testing
     }
 
     @Test func bindingsParse() {
-        #expect(LiveViewServer.Binding(parsing: "") == LiveViewServer.Binding())
-        #expect(LiveViewServer.Binding(parsing: "9000") == LiveViewServer.Binding(port: 9000, portIsDefault: false))
-        #expect(LiveViewServer.Binding(parsing: "[::1]:9000") == LiveViewServer.Binding(address: "::1", port: 9000, portIsDefault: false))
-        #expect(LiveViewServer.Binding(parsing: "0.0.0.0:80")?.address == "0.0.0.0")
-        #expect(LiveViewServer.Binding(parsing: "::1") == LiveViewServer.Binding(address: "::1"))
+        #expect(LiveViewBinding(parsing: "") == LiveViewBinding())
+        #expect(LiveViewBinding(parsing: "9000") == LiveViewBinding(port: 9000, portIsDefault: false))
+        #expect(LiveViewBinding(parsing: "[::1]:9000") == LiveViewBinding(address: "::1", port: 9000, portIsDefault: false))
+        #expect(LiveViewBinding(parsing: "0.0.0.0:80")?.address == "0.0.0.0")
+        #expect(LiveViewBinding(parsing: "::1") == LiveViewBinding(address: "::1"))
         for bad in ["tcp", "port", "example.com:80", "1.2.3.4:99999", "1.2.3.4:"] {
-            #expect(LiveViewServer.Binding(parsing: bad) == nil, "\(bad)")
+            #expect(LiveViewBinding(parsing: bad) == nil, "\(bad)")
         }
     }
 

@@ -5,21 +5,26 @@ import Glibc
 
 /// A deliberately plain HTTP client over a socket: it sends exactly the bytes given (any Host, Origin or broken
 /// request line, which URLSession would not send), and reads the answer to the end of the connection.
-struct RawHTTP {
-    struct Response {
-        var status: Int
-        var headers: [(name: String, value: String)]
-        var body: [UInt8]
-        func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
-        var text: String { String(decoding: body, as: UTF8.self) }
+public struct RawHTTP: Sendable {
+    public struct Response: Sendable {
+        public var status: Int
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]
+        public func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+        public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    struct Failure: Error, CustomStringConvertible { var description: String }
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+        public init(description: String) { self.description = description }
+    }
 
-    let port: Int
+    public let port: Int
+
+    public init(port: Int) { self.port = port }
 
     /// Sends `raw` and reads until the server closes (at most 5 s).
-    func exchange(_ raw: [UInt8]) throws -> [UInt8] {
+    public func exchange(_ raw: [UInt8]) throws -> [UInt8] {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         defer { close(fd) }
@@ -49,8 +54,8 @@ struct RawHTTP {
         return received
     }
 
-    /// A GET (or `method`) with the usual headers for this server, changed by `headers` (a nil value leaves a header out).
-    func request(_ target: String, method: String = "GET", token: String?, host: String? = nil,
+    /// A request with Host (this server unless given), Connection: close, the token header when given, and `extra`.
+    public func request(_ target: String, method: String = "GET", token: String?, host: String? = nil,
                  extra: [(String, String)] = [], body: [UInt8] = []) throws -> Response {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n"
         if let token { head += "X-TapKit-Token: \(token)\r\n" }
@@ -60,7 +65,7 @@ struct RawHTTP {
         return try Self.parse(exchange(Array(head.utf8) + body))
     }
 
-    static func parse(_ bytes: [UInt8]) throws -> Response {
+    public static func parse(_ bytes: [UInt8]) throws -> Response {
         guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else {
             throw Failure(description: "no complete response head in \(bytes.count) bytes: \(String(decoding: bytes, as: UTF8.self))")
         }
