@@ -223,7 +223,7 @@ export class DetailPane {
       let data = message.text ?? "";
       if (message.text_is_partial) data += " …";
       if (message.kind === "close") data = `close ${message.close_code ?? "(no code)"} ${message.close_reason ?? ""}`.trim();
-      if (message.text == null && message.kind === "binary") data = `binary, sha256 ${message.sha256 ?? ""}`;
+      if (message.text == null && message.kind === "binary") data = message.sha256 ? `binary, sha256 ${message.sha256}` : "binary";
       tr.append(arrow, element("td", null, clockTime(message.ts)), element("td", null, message.kind ?? ""),
         element("td", null, message.size == null ? "" : `${message.size} B`), element("td", "data", data));
       if (Array.isArray(message.warnings) && message.warnings.length) tr.title = message.warnings.join("\n");
