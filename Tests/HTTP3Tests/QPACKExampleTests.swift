@@ -97,7 +97,7 @@ struct QPACKExampleTests {
         }
     }
 
-    @Test("one-byte references to a large entry stop at the header list limit (found by fuzzing: a 28 s hang)")
+    @Test("one-byte references to a large entry stop at the header list limit")
     func headerListBomb() {
         let decoder = QPACKDecoder(maxTableCapacity: 4096, limit: 1 << 20, maxBlockedStreams: 16, maxHeaderListBytes: 256 * 1024)
         // Set Dynamic Table Capacity 4096; Insert With Literal Name x = 3000 bytes of "a".
