@@ -52,7 +52,7 @@ public struct InterfaceStatus: Sendable, Codable {
     public var engine: String = ""
     /// The user-space engine's own report (its counters), when it is the engine.
     public var engineCounters: EngineReport?
-    /// Packets each connection fault acted on (`reset`, `stall`, `refuse`), when the profile has faults.
+    /// Connections each connection fault acted on (`reset`, `stall`, `refuse`: see `ConnectionFaults.counters`), when the profile has faults.
     public var faults: [String: UInt64]?
     public var problem: String?
 }

@@ -135,6 +135,14 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
             // the local stack's own RST when the far end's next segment, let through, finds no socket any more.
             script.append(set("reset_done", timeout: "1d"))
             let done = ["add", "@reset_done", "{", "ct", "id", "}", "counter"]
+            if resetWhen.contains(where: { $0 != atOnce }) {
+                // What the local socket still sends once its connection was reset is rejected here, uncounted, so the
+                // counter below counts each connection once.
+                for match in matches(selection, uplink: true) {
+                    script.append(["add", "rule", "inet", table, "uplink"] + chains[0].1 + match
+                                  + ["ct", "id", "@reset_done", "tcp", "flags", "!", "rst", "reject", "with", "tcp", "reset"])
+                }
+            }
             rules { uplink in
                 resetWhen.compactMap { when in
                     if uplink {
@@ -149,8 +157,12 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
         if let bytes = faults.stallAfterBytes {
             // Named `NAME_after` ("stall" alone would do, but "reset" is an nft keyword: one pattern for both).
             script.append(set("stall_after", timeout: "1d"))
-            rules { _ in [["update", "@stall_after", "{", "ct", "id", "quota", "over", String(bytes), "bytes", "}", "counter", "drop",
-                           "comment", "\"stall\""]] }
+            script.append(set("stall_done", timeout: "1d"))
+            // A stalled connection's packets are dropped by the first rule, uncounted; the second counts each connection
+            // once, at the packet that took it over the quota.
+            rules { _ in [["ct", "id", "@stall_done", "drop"],
+                          ["update", "@stall_after", "{", "ct", "id", "quota", "over", String(bytes), "bytes", "}",
+                           "add", "@stall_done", "{", "ct", "id", "}", "counter", "drop", "comment", "\"stall\""]] }
         }
         if let refuse = faults.refuse {
             let action = switch refuse {
@@ -158,9 +170,17 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
             case .unreachable: ["reject", "with", "icmpx", "type", "host-unreachable"]
             case .timeout: ["drop"]
             }
+            // Counted once per connection attempt: a SYN the client sends again (its connect still waiting, same ports)
+            // is not counted again. Keyed by ports, not conntrack id: a refused SYN's conntrack entry is never confirmed,
+            // so its retransmission gets a new one.
+            script.append(["add", "set", "inet", table, "refuse_seen", "{", "typeof", "tcp", "sport", ".", "tcp", "dport", ";",
+                           "flags", "dynamic,timeout", ";", "timeout", "2m", ";", "size", "65536", ";", "}"])
+            let syn = ["tcp", "flags", "&", "(syn|ack)", "==", "syn"]
             for match in matches(selection, uplink: true) {
-                script.append(["add", "rule", "inet", table, "uplink"] + chains[0].1 + match
-                              + ["tcp", "flags", "&", "(syn|ack)", "==", "syn", "counter"] + action + ["comment", "\"refuse\""])
+                script.append(["add", "rule", "inet", table, "uplink"] + chains[0].1 + match + syn
+                              + ["tcp", "sport", ".", "tcp", "dport", "!=", "@refuse_seen",
+                                 "add", "@refuse_seen", "{", "tcp", "sport", ".", "tcp", "dport", "}", "counter", "comment", "\"refuse\""])
+                script.append(["add", "rule", "inet", table, "uplink"] + chains[0].1 + match + syn + action)
             }
         }
         return UserspaceEngine.nft(script)
@@ -191,8 +211,8 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
 }
 
 extension ConnectionFaults {
-    /// Packets each fault has acted on (reset, dropped or refused), keyed by fault (`reset`, `stall`, `refuse`),
-    /// summed over its rules, from `nft -j list table inet tapkit_faults_IFACE`; nil when that is not its JSON.
+    /// Connections each fault has acted on (reset, stalled, or refused: connection attempts, a SYN sent again counted
+    /// once), keyed by fault (`reset`, `stall`, `refuse`), summed over its counted rules (one per connection), from `nft -j list table inet tapkit_faults_IFACE`; nil when that is not its JSON.
     public static func counters(nftJSON: Data) -> [String: UInt64]? {
         guard let root = try? JSONSerialization.jsonObject(with: nftJSON) as? [String: Any],
               let items = root["nftables"] as? [[String: Any]] else { return nil }
