@@ -522,7 +522,7 @@ public struct Conditioner: Sendable {
                     status.problem = "the user-space engine has not reported; run `condition off -i \(state.interface)`"
                 }
             }
-            if !(state.profile.faults?.isEmpty ?? true) {
+            if state.profile.faults?.needsTable ?? false {
                 let listed = try? runner.run(["nft", "-j", "list", "table", "inet", ConnectionFaults.table(state.interface)])
                 status.faults = listed.flatMap { $0.status == 0 ? ConnectionFaults.counters(nftJSON: Data($0.stdout.utf8)) : nil }
                 if status.faults == nil {

@@ -1,4 +1,5 @@
 import Foundation
+import Sandbox
 
 /// Connection-level faults that packet loss cannot express (toxiproxy's reset_peer, timeout, limit_data and
 /// toxicity): reset or stall a TCP connection after some bytes or some time, reset a share of connections, refuse
@@ -17,6 +18,9 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
     public var stallAfterBytes: UInt64?
     /// Refuse new selected TCP connections.
     public var refuse: Refusal?
+    /// DNS faults, in order (the first that matches a name decides): answered by the DNS forwarder of a
+    /// `condition run` sandbox, not by nftables, so only `run` takes them.
+    public var dns: [DNSFault]?
 
     public enum Refusal: String, Sendable, Codable, Hashable, CaseIterable {
         /// The client gets a TCP reset: ECONNREFUSED.
@@ -32,15 +36,19 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
     public static let maximumMilliseconds: UInt64 = 86_400_000
 
     public init(resetAfterBytes: UInt64? = nil, resetAfterMilliseconds: UInt64? = nil, resetPercent: Double? = nil,
-                stallAfterBytes: UInt64? = nil, refuse: Refusal? = nil) {
+                stallAfterBytes: UInt64? = nil, refuse: Refusal? = nil, dns: [DNSFault]? = nil) {
         self.resetAfterBytes = resetAfterBytes
         self.resetAfterMilliseconds = resetAfterMilliseconds
         self.resetPercent = resetPercent
         self.stallAfterBytes = stallAfterBytes
         self.refuse = refuse
+        self.dns = dns?.isEmpty == true ? nil : dns
     }
 
     public var isEmpty: Bool { self == ConnectionFaults() }
+
+    /// Whether any fault needs the nftables table (all but the DNS faults).
+    public var needsTable: Bool { resets || stallAfterBytes != nil || refuse != nil }
 
     /// Whether any reset fault is set.
     var resets: Bool { resetAfterBytes != nil || resetAfterMilliseconds != nil || resetPercent != nil }
@@ -50,7 +58,8 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
         ConnectionFaults(resetAfterBytes: other.resetAfterBytes ?? resetAfterBytes,
                          resetAfterMilliseconds: other.resetAfterMilliseconds ?? resetAfterMilliseconds,
                          resetPercent: other.resetPercent ?? resetPercent,
-                         stallAfterBytes: other.stallAfterBytes ?? stallAfterBytes, refuse: other.refuse ?? refuse)
+                         stallAfterBytes: other.stallAfterBytes ?? stallAfterBytes, refuse: other.refuse ?? refuse,
+                         dns: other.dns ?? dns)
     }
 
     /// What is out of range, in the words of the profile file's fields.
@@ -63,6 +72,12 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
             problems.append("faults.resetAfterMs must be 1 ms to 1 day")
         }
         if let value = resetPercent, !(value > 0 && value <= 100) { problems.append("faults.resetPercent must be more than 0 and at most 100") }
+        for fault in dns ?? [] {
+            if case .delay(let milliseconds) = fault.action, !(1...DNSFault.maximumDelayMilliseconds).contains(milliseconds) {
+                problems.append("faults.dns delay must be 1 ms to 60 s")
+            }
+            if !fault.names.allSatisfy(DNSFault.isPlainName) { problems.append("faults.dns names must be plain names such as api.example.com") }
+        }
         return problems
     }
 
