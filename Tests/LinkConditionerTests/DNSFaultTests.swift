@@ -18,14 +18,15 @@ import Testing
     }
 
     func question(_ bytes: [UInt8]) throws(DNSMessageError) -> DNSQuestion {
-        try bytes.withUnsafeBytes { (raw) throws(DNSMessageError) in try DNSMessage.question(in: raw) }
+        let result = bytes.withUnsafeBytes { raw in Result { () throws(DNSMessageError) in try DNSMessage.question(in: raw) } }
+        return try result.get()
     }
 
     @Test func aQueryIsReadAndAnsweredWithItsQuestion() throws {
         let bytes = Self.query(edns: true)
         let parsed = try question(bytes)
-        #expect(parsed == DNSQuestion(id: 0xBEEF, flags: 0x0100, name: "api.example.com", type: 1, questionClass: 1,
-                                      end: 12 + 17 + 4, edns: true))
+        #expect(parsed.id == 0xBEEF && parsed.flags == 0x0100 && parsed.name == "api.example.com")
+        #expect(parsed.type == 1 && parsed.questionClass == 1 && parsed.end == 12 + 17 + 4 && parsed.edns)
         let answer = bytes.withUnsafeBytes { DNSMessage.answer(to: $0, question: parsed, code: .nameError) }
         // QR, RD copied, RA; NXDOMAIN; one question, one OPT (payload 1232); the question byte for byte.
         #expect(Array(answer[0..<12]) == [0xBE, 0xEF, 0x81, 0x83, 0, 1, 0, 0, 0, 0, 0, 1])
@@ -46,7 +47,7 @@ import Testing
         var answer = Self.query()
         answer[2] |= 0x80
         var odd = Self.query()
-        odd[13] = UInt8(ascii: ".") // "A.i.Example.com" with a dot inside the first label
+        odd[13] = UInt8(ascii: ".") // ".pi.Example.com": a dot inside the first label
         let cases: [([UInt8], DNSMessageError)] = [
             (Array(Self.query()[0..<11]), .truncated(part: .header, offset: 0, needed: 12, available: 11)),
             (Array(Self.query()[0..<20]), .truncated(part: .name, offset: 16, needed: 8, available: 4)),
@@ -56,12 +57,12 @@ import Testing
             (answer, .notAQuery),
             ([0, 1, 0x28, 0, 0, 1, 0, 0, 0, 0, 0, 0], .unsupportedOpcode(5)),
             ([0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0] + Array(repeating: [63] + Array(repeating: UInt8(97), count: 63), count: 5).joined(),
-             .nameTooLong(offset: 12 + 4 * 64)),
+             .nameTooLong(offset: 12 + 3 * 64)),
         ]
         for (bytes, expected) in cases {
             #expect(throws: expected) { try question(bytes) }
         }
-        #expect((try? question(odd))?.name == "a\\046i.example.com", "a dot inside a label is no label boundary")
+        #expect((try? question(odd))?.name == "\\046pi.example.com", "a dot inside a label is no label boundary")
     }
 
     @Test func faultsAreWrittenAsFlagsAndMatchNamesAndTheNamesUnderThem() throws {
@@ -109,7 +110,7 @@ import Testing
         try #require(FileManager.default.isExecutableFile(atPath: binary), "build first: swift build")
         let bad = try run(binary, ["plan", "-i", "eth0", "--dns-fault", "nxdomain:a..b"])
         #expect(bad.status != 0 && bad.stderrText.contains("--dns-fault: invalid DNS fault \"nxdomain:a..b\""), "\(bad.stderrText)")
-        for command in [["plan", "-i", "eth0"], ["apply", "-i", "eth0"], ["apply", "--sandbox", "abc"]] {
+        for command in [["plan", "-i", "eth0"], ["apply", "-i", "eth0"], ["apply", "--sandbox", "0a0b0c"]] {
             let result = try run(binary, command + ["--dns-fault", "servfail:api.test"])
             #expect(result.status != 0, "\(command)")
             #expect(result.stderrText.contains("DNS faults (servfail:api.test, from --dns-fault) work in `condition run` only"),

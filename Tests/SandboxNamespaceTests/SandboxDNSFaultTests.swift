@@ -1,6 +1,7 @@
 import Foundation
 import LinkConditioner
 import Sandbox
+import SystemSupport
 import Testing
 import TestSupport
 
@@ -29,7 +30,8 @@ def dig(*args):
     return status + ("/tcp-retry" if "retrying in TCP mode" in r.stdout else "") + ("/%s" % answers.group(1) if answers else "")
 def getent(*args):
     r = subprocess.run(["getent", *args], capture_output=True, text=True, timeout=10)
-    return "%d %d" % (r.returncode, len(r.stdout.split("\n")) - 1) if r.returncode else "0 " + r.stdout.split()[0] + " %d" % len(set(r.stdout.split()[::3]))
+    addresses = [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+    return "%d" % r.returncode if r.returncode else "0 %s %d" % (addresses[0], len(set(addresses)))
 def gai(name):
     try:
         return sorted({a[4][0] for a in socket.getaddrinfo(name, 80, type=socket.SOCK_STREAM)})[0]
@@ -58,17 +60,19 @@ print(json.dumps(out))
         let log = directory.appendingPathComponent("dnsmasq.log")
         // 40 A records for many.test: 656 bytes, more than glibc's 512-byte UDP answers, so glibc asks again over TCP.
         let many = (1...40).map { "--host-record=many.test,192.0.2.\($0 + 100)" }
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/sbin/dnsmasq")
-        server.arguments = ["-k", "--conf-file=/dev/null", "--no-resolv", "--no-hosts", "--listen-address=\(address)",
-                            "--bind-interfaces", "--port=53", "--user=root", "--group=root", "--pid-file=",
-                            "--address=/ok.test/192.0.2.10", "--address=/slow.test/192.0.2.11",
-                            "--txt-record=big.test," + Array(repeating: "\"" + String(repeating: "x", count: 200) + "\"", count: 4).joined(separator: ","),
-                            "--log-queries", "--log-facility=\(log.path)"] + many
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        // Spawned with the project's spawner, not Foundation's Process: a Process left running beside the `run(...)`
+        // calls below hung the test here (Foundation's child monitor blocked in wait4 on dnsmasq).
+        let server = try ProcessSpawner.spawn(
+            ["/usr/sbin/dnsmasq", "-k", "--conf-file=/dev/null", "--no-resolv", "--no-hosts", "--listen-address=\(address)",
+             "--bind-interfaces", "--port=53", "--user=root", "--group=root", "--pid-file=",
+             "--address=/ok.test/192.0.2.10", "--address=/slow.test/192.0.2.11",
+             "--txt-record=big.test," + Array(repeating: "\"" + String(repeating: "x", count: 200) + "\"", count: 4).joined(separator: ","),
+             "--log-queries", "--log-facility=\(log.path)"] + many,
+            options: SpawnOptions(stdin: .null, stdout: .null, stderr: .null)).pid
+        defer {
+            kill(server, SIGKILL)
+            _ = ProcessSpawner.waitForExit(server, timeout: 5)
+        }
         var ready = false
         for _ in 0..<50 where !ready {
             ready = (try? run("dig", ["+tries=1", "+timeout=1", "@\(address)", "ok.test"]))?.stdoutText.contains("192.0.2.10") == true
@@ -108,7 +112,7 @@ print(json.dumps(out))
         #expect(outcome("dig +tcp ok.test") == "NOERROR/1")
         #expect(outcome("dig +noedns big.test TXT") == "NOERROR/tcp-retry/1")
         // glibc: getent's exit 2 ("not found"); all 40 addresses after glibc's own retry over TCP.
-        #expect(outcome("getent hosts blocked.test").hasPrefix("2 "))
+        #expect(outcome("getent hosts blocked.test") == "2")
         #expect(outcome("getent hosts ok.test") == "0 192.0.2.10 1")
         #expect(outcome("getent ahostsv4 many.test").hasSuffix(" 40"), "\(outcome("getent ahostsv4 many.test"))")
         // Python: the errors an app sees.
