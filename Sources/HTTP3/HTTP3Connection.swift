@@ -544,12 +544,13 @@ public final class HTTP3Connection {
         emit(.exchange(event))
     }
 
-    private func warnConnection(_ warning: HTTP3ConnectionWarning) {
-        emit(.warning(connection: connection, message: "\(client) → \(server): \(warning)", time: currentTime))
+    private func warnConnection(_ kind: HTTP3ConnectionWarning.Kind) {
+        let warning = HTTP3ConnectionWarning(client: client, server: server, kind: kind)
+        emit(.warning(connection: connection, warning: AnyConnectionWarning(warning), time: currentTime))
     }
 
     /// Once per connection for each key (a kind of trouble, per side), however often it happens.
-    private func warnOnce(_ key: String, _ warning: HTTP3ConnectionWarning) {
+    private func warnOnce(_ key: String, _ warning: HTTP3ConnectionWarning.Kind) {
         guard warned.insert(key).inserted else { return }
         warnConnection(warning)
     }
