@@ -468,8 +468,16 @@ public final class HTTP3Connection {
 
     /// After encoder stream bytes of `side`: blocks that can now be decoded are, and what waited behind them is read.
     private func resumeUnblocked(_ side: Int, at time: Timestamp) {
-        guard let decoder = qpack[side] else { return }
-        for (key, outcome) in decoder.unblocked() {
+        // What a resumed side reads may fail another block and lose the table: repeat until nothing is left to tell.
+        while let decoder = qpack[side] {
+            let results = decoder.unblocked()
+            if results.isEmpty { return }
+            resume(results, side, at: time)
+        }
+    }
+
+    private func resume(_ results: [(stream: UInt64, outcome: QPACKDecoder.Outcome)], _ side: Int, at time: Timestamp) {
+        for (key, outcome) in results {
             guard let (exchange, direction) = waiting[side].removeValue(forKey: key),
                   let blocked = exchange.side(direction).blocked else { continue }
             let messageSide = exchange.side(direction)
