@@ -13,7 +13,7 @@ import Testing
         ["HTTPModel", "TLSWire"],
         ["BodyDecoding"],
         ["HTTPDecoding", "TLS"],
-        ["HTTP2"],
+        ["HTTP2", "QUIC"],
         ["CaptureEngine", "Reports"],
         ["capture", "condition"],
     ]
