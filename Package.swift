@@ -37,6 +37,12 @@ let package = Package(
             name: "CCompression",
             providers: [.apt(["zlib1g-dev", "libisal-dev", "libbrotli-dev", "libzstd-dev", "libssl-dev"])]
         ),
+        // nghttp3's QPACK decoder (RFC 9204) for HTTP/3 header blocks; only HTTP3 imports it.
+        .systemLibrary(
+            name: "CNGHTTP3",
+            pkgConfig: "libnghttp3",
+            providers: [.apt(["libnghttp3-dev"])]
+        ),
         .target(name: "PacketDecoding", swiftSettings: crossModule),
         .target(name: "PacketCapture", dependencies: ["CPcap", "PacketDecoding"], swiftSettings: crossModule),
         .target(name: "FlowReassembly", dependencies: ["PacketDecoding"], swiftSettings: crossModule),
@@ -84,6 +90,13 @@ let package = Package(
                 "CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLS", "TLSWire",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: crossModule
+        ),
+        // HTTP/3 (RFC 9114) on QUIC streams: control and unidirectional streams, frames, QPACK through nghttp3,
+        // request streams as exchanges. Fed stream by stream by CaptureEngine from the QUIC layer.
+        .target(
+            name: "HTTP3",
+            dependencies: ["BodyDecoding", "CNGHTTP3", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLSWire"],
             swiftSettings: crossModule
         ),
         // The capture pipeline assembled from options (decode -> reassembly -> TLS -> HTTP/1, HTTP/2 -> events) and
@@ -137,6 +150,7 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
         ),
+        .testTarget(name: "HTTP3Tests", dependencies: ["HTTP3", "HTTPModel", "FlowReassembly", "PacketDecoding", "Reports", "TestSupport"]),
         .testTarget(name: "ReportsTests", dependencies: ["BodyDecoding", "Reports", "HTTPModel", "TLS", "TestSupport"]),
         .testTarget(name: "CaptureCLITests", dependencies: ["TestSupport"]),
         .testTarget(

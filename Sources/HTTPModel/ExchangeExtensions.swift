@@ -32,6 +32,42 @@ public struct HTTP2StreamFacts: Sendable, Hashable {
     }
 }
 
+/// What an exchange carried over HTTP/3 (RFC 9114) adds: which QUIC stream, how it ended, whether the server
+/// pushed it. Set beside (never with) `http2`.
+public struct HTTP3StreamFacts: Sendable, Hashable {
+    public enum Outcome: Sendable, Hashable {
+        /// FIN both ways.
+        case complete
+        /// RESET_STREAM sent by `sender` with `code` (RFC 9114 section 8.1 error code; `codeName` is its name).
+        case reset(sender: StreamDirection, code: UInt64, codeName: String)
+        /// A GOAWAY from `sender` said the stream (at or past `id`) would not be processed, or the connection went
+        /// away after it with the stream still open.
+        case goaway(sender: StreamDirection, id: UInt64)
+        /// The connection ended (or the capture stopped) with the stream still open.
+        case unfinished
+    }
+
+    /// The QUIC stream: the request stream, or for a push the server's push stream (nil when it was never seen).
+    public var streamID: UInt64?
+    /// Server push: the push ID of the PUSH_PROMISE and of the push stream.
+    public var pushID: UInt64?
+    /// Server push: the request stream whose PUSH_PROMISE announced it (nil when the promise was not seen).
+    public var promisedOn: UInt64?
+    public var outcome: Outcome
+    /// A header block referred to QPACK dynamic table entries this decoder could not follow (lost in a gap, an
+    /// error, a table capacity over the limit): its fields are missing.
+    public var headerTableUnknown: Bool
+
+    public init(streamID: UInt64?, pushID: UInt64? = nil, promisedOn: UInt64? = nil, outcome: Outcome = .complete,
+                headerTableUnknown: Bool = false) {
+        self.streamID = streamID
+        self.pushID = pushID
+        self.promisedOn = promisedOn
+        self.outcome = outcome
+        self.headerTableUnknown = headerTableUnknown
+    }
+}
+
 /// A gRPC call read from an HTTP/2 exchange: service and method from `:path`, status from the trailers,
 /// length-prefixed messages counted and sized (never decoded: protobuf needs the schema).
 public struct GRPCCallFacts: Sendable, Hashable {

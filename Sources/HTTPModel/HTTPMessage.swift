@@ -395,6 +395,8 @@ public struct HTTPExchange: Sendable, Hashable {
     public var upgradeDecoded = false
     /// Set when the exchange was one HTTP/2 stream; nil for HTTP/1.x.
     public var http2: HTTP2StreamFacts?
+    /// Set when the exchange was one HTTP/3 request stream (or server push); nil for HTTP/1.x and HTTP/2.
+    public var http3: HTTP3StreamFacts?
     /// Set when the exchange was a gRPC call.
     public var grpc: GRPCCallFacts?
 

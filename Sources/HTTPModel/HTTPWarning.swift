@@ -120,6 +120,30 @@ public enum HTTPWarning: Sendable, Hashable {
     /// The stream did not end with END_STREAM both ways (never `.complete`).
     case http2StreamEnded(HTTP2StreamFacts.Outcome)
 
+    // MARK: HTTP/3 streams and QPACK
+
+    /// `direction`: whose bytes of this stream were lost.
+    case http3BytesNeverCaptured(length: Int, from: StreamDirection)
+    /// A frame whose payload is buffered (not DATA) was larger than the limit; skipped.
+    case http3FrameOverLimit(type: UInt64, length: UInt64, limit: Int)
+    /// A frame type not allowed where it came (SETTINGS on a request stream, an HTTP/2-only type, DATA before
+    /// HEADERS), or one whose payload could not be read; skipped.
+    case http3FrameUnexpected(type: UInt64)
+    /// Frames waiting behind a blocked header block went over the limit; the rest of the side was not decoded.
+    case http3HeldBytesOverLimit(limit: Int)
+    case http3TooManyStreams(limit: Int)
+    /// STOP_SENDING from `sender`, asking the other side to stop.
+    case http3StopSending(sender: StreamDirection, code: UInt64, codeName: String)
+    /// The stream did not end with FIN both ways (never `.complete`).
+    case http3StreamEnded(HTTP3StreamFacts.Outcome)
+    /// nghttp3's own words for why a header block or the encoder stream could not be decoded.
+    case qpackFailed(String)
+    /// The block referred to QPACK dynamic table entries that were not followed (see `HTTP3StreamFacts.headerTableUnknown`).
+    case qpackTableNotTracked
+    case qpackTooManyBlockedStreams(limit: Int)
+    /// The block waited for `required` table entries; only `inserted` had arrived when the stream or capture ended.
+    case qpackNeverUnblocked(required: UInt64, inserted: UInt64)
+
     // MARK: WebSocket messages
 
     case webSocketControlFrameTooLong(Int)

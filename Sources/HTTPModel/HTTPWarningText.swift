@@ -125,6 +125,27 @@ extension HTTPWarning: CustomStringConvertible {
         case .http2DataWithoutHeaders: return "DATA on a stream whose headers were not captured"
         case .http2StreamEnded(let outcome): return outcome.wording
 
+        case .http3BytesNeverCaptured(let length, let direction):
+            return "\(length) bytes of this stream from the \(direction.peerName) were never captured; its later HTTP/3 "
+                + "frames were not decoded"
+        case .http3FrameOverLimit(let type, let length, let limit):
+            return "HTTP/3 frame 0x\(String(type, radix: 16)) of \(length) bytes is over the \(limit)-byte limit; skipped"
+        case .http3FrameUnexpected(let type): return "HTTP/3 frame 0x\(String(type, radix: 16)) not expected here; skipped"
+        case .http3HeldBytesOverLimit(let limit):
+            return "over \(limit) bytes waited behind a blocked header block; the rest of this side was not decoded"
+        case .http3TooManyStreams(let limit):
+            return "more than \(limit) streams open on this connection; reported before it ended"
+        case .http3StopSending(let sender, let code, let name):
+            return "STOP_SENDING from \(sender.peerName): \(name) (0x\(String(code, radix: 16)))"
+        case .http3StreamEnded(let outcome): return outcome.wording
+        case .qpackFailed(let error): return "QPACK: \(error); dynamic table no longer followed"
+        case .qpackTableNotTracked:
+            return "header block referred to QPACK dynamic table entries that could not be followed; fields not shown"
+        case .qpackTooManyBlockedStreams(let limit):
+            return "more than \(limit) header blocks waiting for QPACK table entries; this one not decoded"
+        case .qpackNeverUnblocked(let required, let inserted):
+            return "header block waited for \(required) QPACK table entries, only \(inserted) arrived; not decoded"
+
         case .webSocketControlFrameTooLong(let length): return "control frame of \(length) bytes (at most 125 allowed)"
         case .webSocketOrphanContinuation: return "continuation frame without the message's first frame"
         case .webSocketMessageInterrupted: return "next message began before this one's final fragment"
@@ -169,6 +190,19 @@ extension HTTP2StreamFacts.Outcome {
             return "reset by \(sender.peerName): \(name) (0x\(String(code, radix: 16)))"
         case .goaway(let sender, let code, let name, let last):
             return "GOAWAY from \(sender.peerName): \(name) (0x\(String(code, radix: 16))), last stream \(last)"
+        case .unfinished: return "stream still open when the connection ended"
+        }
+    }
+}
+
+extension HTTP3StreamFacts.Outcome {
+    /// `reset by client: H3_REQUEST_CANCELLED (0x10c)`.
+    var wording: String {
+        switch self {
+        case .complete: return "stream complete"
+        case .reset(let sender, let code, let name):
+            return "reset by \(sender.peerName): \(name) (0x\(String(code, radix: 16)))"
+        case .goaway(let sender, let id): return "GOAWAY from \(sender.peerName) before it was processed (id \(id))"
         case .unfinished: return "stream still open when the connection ended"
         }
     }

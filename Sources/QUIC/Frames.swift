@@ -31,7 +31,7 @@ struct FrameReader {
     mutating func next() -> Frame? {
         guard !cursor.isAtEnd, problem == nil else { return nil }
         let start = cursor.offset
-        guard let type = cursor.varint() else { return fail(0, start, known: false) }
+        guard let type = cursor.quicVarInt() else { return fail(0, start, known: false) }
         guard let frame = read(type) else { return fail(type, start, known: Self.isKnown(type)) }
         return frame
     }
@@ -51,30 +51,30 @@ struct FrameReader {
             return .padding
         case 0x01: return .ping
         case 0x02, 0x03:
-            guard cursor.varint() != nil, cursor.varint() != nil, let count = cursor.varint(), cursor.varint() != nil
+            guard cursor.quicVarInt() != nil, cursor.quicVarInt() != nil, let count = cursor.quicVarInt(), cursor.quicVarInt() != nil
             else { return nil }
             // Each range is two varints of at least a byte: a count larger than what is left is malformed.
             guard count <= UInt64(cursor.remaining / 2) else { return nil }
-            for _ in 0..<count { guard cursor.varint() != nil, cursor.varint() != nil else { return nil } }
-            if type == 0x03 { for _ in 0..<3 { guard cursor.varint() != nil else { return nil } } }
+            for _ in 0..<count { guard cursor.quicVarInt() != nil, cursor.quicVarInt() != nil else { return nil } }
+            if type == 0x03 { for _ in 0..<3 { guard cursor.quicVarInt() != nil else { return nil } } }
             return .ack
         case 0x04:
-            guard let stream = cursor.varint(), let code = cursor.varint(), let size = cursor.varint() else { return nil }
+            guard let stream = cursor.quicVarInt(), let code = cursor.quicVarInt(), let size = cursor.quicVarInt() else { return nil }
             return .resetStream(stream: stream, errorCode: code, finalSize: size)
         case 0x05:
-            guard let stream = cursor.varint(), let code = cursor.varint() else { return nil }
+            guard let stream = cursor.quicVarInt(), let code = cursor.quicVarInt() else { return nil }
             return .stopSending(stream: stream, errorCode: code)
         case 0x06:
-            guard let offset = cursor.varint(), let length = cursor.varintLength(), let data = cursor.take(length)
+            guard let offset = cursor.quicVarInt(), let length = cursor.varintLength(), let data = cursor.take(length)
             else { return nil }
             return .crypto(offset: offset, data: data)
         case 0x07:
             guard let length = cursor.varintLength(), cursor.skip(length) else { return nil }
             return .skipped(type: type)
         case 0x08...0x0f:
-            guard let stream = cursor.varint() else { return nil }
+            guard let stream = cursor.quicVarInt() else { return nil }
             var offset: UInt64 = 0
-            if type & 0x04 != 0 { guard let value = cursor.varint() else { return nil }; offset = value }
+            if type & 0x04 != 0 { guard let value = cursor.quicVarInt() else { return nil }; offset = value }
             let data: UnsafeRawBufferPointer
             if type & 0x02 != 0 {
                 guard let length = cursor.varintLength(), let bytes = cursor.take(length) else { return nil }
@@ -86,21 +86,21 @@ struct FrameReader {
             guard offset < 1 << 62, UInt64(data.count) <= (1 << 62) - offset else { return nil }
             return .stream(stream: stream, offset: offset, data: data, fin: type & 0x01 != 0)
         case 0x10, 0x12, 0x13, 0x14, 0x16, 0x17, 0x19:
-            guard let value = cursor.varint() else { return nil }
+            guard let value = cursor.quicVarInt() else { return nil }
             return type == 0x19 ? .retireConnectionID(sequence: value) : .skipped(type: type)
         case 0x11, 0x15:
-            guard cursor.varint() != nil, cursor.varint() != nil else { return nil }
+            guard cursor.quicVarInt() != nil, cursor.quicVarInt() != nil else { return nil }
             return .skipped(type: type)
         case 0x18:
-            guard let sequence = cursor.varint(), cursor.varint() != nil, let id = cursor.vector8(), (1...20).contains(id.count),
+            guard let sequence = cursor.quicVarInt(), cursor.quicVarInt() != nil, let id = cursor.vector8(), (1...20).contains(id.count),
                   cursor.skip(16) else { return nil }
             return .newConnectionID(sequence: sequence, id: id)
         case 0x1a, 0x1b:
             guard cursor.skip(8) else { return nil }
             return .skipped(type: type)
         case 0x1c, 0x1d:
-            guard let code = cursor.varint() else { return nil }
-            if type == 0x1c { guard cursor.varint() != nil else { return nil } }  // the frame type that caused it
+            guard let code = cursor.quicVarInt() else { return nil }
+            if type == 0x1c { guard cursor.quicVarInt() != nil else { return nil } }  // the frame type that caused it
             guard let length = cursor.varintLength(), let reason = cursor.take(length) else { return nil }
             return .connectionClose(errorCode: code, application: type == 0x1d, reason: reason)
         case 0x1e: return .handshakeDone

@@ -41,6 +41,18 @@ public struct ByteCursor {
         return bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).bigEndian
     }
 
+    /// A QUIC variable-length integer (RFC 9000 section 16: the first byte's top two bits give its length, 1, 2,
+    /// 4 or 8 bytes), used by QUIC frames and HTTP/3 alike; nil (and nothing read) when it is cut short.
+    @inlinable public mutating func quicVarInt() -> UInt64? {
+        guard remaining >= 1 else { return nil }
+        let length = 1 << Int(bytes[offset] >> 6)
+        guard remaining >= length else { return nil }
+        var value = UInt64(bytes[offset] & 0x3f)
+        for index in 1..<length { value = value << 8 | UInt64(bytes[offset + index]) }
+        offset += length
+        return value
+    }
+
     /// The next `count` bytes, or nil (and nothing read) when fewer are left.
     @inlinable public mutating func take(_ count: Int) -> UnsafeRawBufferPointer? {
         guard count >= 0, remaining >= count else { return nil }

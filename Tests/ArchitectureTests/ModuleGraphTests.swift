@@ -7,13 +7,13 @@ import Testing
 @Suite struct ModuleGraphTests {
     /// Bottom to top. Modules on one layer do not import each other.
     static let layers: [[String]] = [
-        ["CPcap", "CCompression", "SystemSupport"],
+        ["CPcap", "CCompression", "CNGHTTP3", "SystemSupport"],
         ["PacketDecoding", "Sandbox"],
         ["PacketCapture", "FlowReassembly", "LinkConditioner"],
         ["HTTPModel", "TLSWire"],
         ["BodyDecoding"],
         ["HTTPDecoding", "TLS"],
-        ["HTTP2", "QUIC"],
+        ["HTTP2", "HTTP3", "QUIC"],
         ["CaptureEngine", "Reports"],
         ["capture", "condition"],
     ]
