@@ -167,9 +167,11 @@ private struct ReadLoop {
                                       // Two threads: the worker owns the consumer; the quiet time reaches it
                                       // in order with what is batched.
                                       if let pipeline {
+                                          quic?.idle { QUICEvents.forward($0) { pipeline.batch.append(extra: $0) } }
                                           pipeline.batch.idle()
                                           pipeline.handOver()
                                       } else {
+                                          quic?.idle { QUICEvents.forward($0, to: show) }
                                           consumer.idle()
                                       }
                                   },

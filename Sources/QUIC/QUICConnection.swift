@@ -44,6 +44,11 @@ final class QUICConnection {
     private var secrets: TLSKeyLog.Secrets?
     private var keysLooked = false
     private var noticeSent = false
+    /// Datagrams held for keys a followed key log does not have yet, in the order they came.
+    private var held: [(bytes: [UInt8], fromClient: Bool, time: Timestamp)] = []
+    private var heldBytes = 0
+    private(set) var waitingForKeys = false
+    private var stoppedWaiting = false
     private var openedSent = false
     private(set) var closed = false
     private var undecryptable = [0, 0, 0]
@@ -99,6 +104,10 @@ final class QUICConnection {
     func receive(_ datagram: UnsafeRawBufferPointer, fromClient: Bool, at time: Timestamp, opener: inout PacketOpener,
                  emit: (QUICEvent) -> Void) {
         lastSeen = time
+        if waitingForKeys {  // behind a datagram held for its keys: held too, in order
+            hold(datagram, fromClient: fromClient, at: time, emit: emit, opener: &opener)
+            return
+        }
         var start = 0
         while start < datagram.count {
             let idLength = fromClient ? serverIDLength : clientIDLength
@@ -128,18 +137,29 @@ final class QUICConnection {
                     learnID(UnsafeRawBufferPointer(rebasing: datagram[packet.scid]), fromClient: fromClient)
                 }
                 let level: Level = type == .initial ? .initial : type == .handshake ? .handshake : .application
-                readPacket(datagram, packet, level: level, early: type == .zeroRTT, fromClient: fromClient, at: time,
-                           opener: &opener, emit: emit)
+                guard readPacket(datagram, packet, level: level, early: type == .zeroRTT, fromClient: fromClient, at: time,
+                                 opener: &opener, emit: emit) else {
+                    hold(UnsafeRawBufferPointer(rebasing: datagram[packet.start...]), fromClient: fromClient, at: time,
+                         emit: emit, opener: &opener)
+                    return
+                }
             case .short:
-                readPacket(datagram, packet, level: .application, early: false, fromClient: fromClient, at: time,
-                           opener: &opener, emit: emit)
+                guard readPacket(datagram, packet, level: .application, early: false, fromClient: fromClient, at: time,
+                                 opener: &opener, emit: emit) else {
+                    hold(UnsafeRawBufferPointer(rebasing: datagram[packet.start...]), fromClient: fromClient, at: time,
+                         emit: emit, opener: &opener)
+                    return
+                }
             }
             start = packet.end
         }
     }
 
+    /// Opens one packet and reads its frames. False when its keys are not logged yet but may be (a followed key log):
+    /// the caller holds the rest of the datagram.
     private func readPacket(_ datagram: UnsafeRawBufferPointer, _ packet: PacketHeader, level: Level, early: Bool,
-                            fromClient: Bool, at time: Timestamp, opener: inout PacketOpener, emit: (QUICEvent) -> Void) {
+                            fromClient: Bool, at time: Timestamp, opener: inout PacketOpener,
+                            emit: (QUICEvent) -> Void) -> Bool {
         if level == .initial, fromClient, let retryID, datagram[packet.dcid].elementsEqual(retryID) {
             // After a Retry the client keys its Initials by the connection ID the Retry gave it (RFC 9001 5.2).
             let dcid = UnsafeRawBufferPointer(rebasing: datagram[packet.dcid])
@@ -149,10 +169,14 @@ final class QUICConnection {
             }
             self.retryID = nil
         }
-        guard let keys = protection(level: level, early: early, fromClient: fromClient, emit: emit, at: time),
-              let unprotected = opener.unprotect(datagram, packet, with: keys.header) else {
+        guard let keys = protection(level: level, early: early, fromClient: fromClient, emit: emit, at: time) else {
+            if mayWait && level != .initial { return false }
             undecryptable[level.rawValue] += 1
-            return
+            return true
+        }
+        guard let unprotected = opener.unprotect(datagram, packet, with: keys.header) else {
+            undecryptable[level.rawValue] += 1
+            return true
         }
         let direction = fromClient ? 0 : 1
         let number = decodePacketNumber(largest: largest[level.rawValue][direction],
@@ -166,16 +190,17 @@ final class QUICConnection {
         }
         guard opened else {
             undecryptable[level.rawValue] += 1
-            return
+            return true
         }
         packetsOpened += 1
         if number > largest[level.rawValue][direction] ?? 0 || largest[level.rawValue][direction] == nil {
             largest[level.rawValue][direction] = number
         }
         // After CONNECTION_CLOSE the peers only close and acknowledge: packets are still opened (and counted).
-        guard !closed else { return }
+        guard !closed else { return true }
         let plaintext = opener.plaintext
         plaintext.withUnsafeBytes { frames($0, level: level, fromClient: fromClient, at: time, emit: emit) }
+        return true
     }
 
     /// A short-header packet with the keys of its key phase: the current ones, or across an update the next ones
@@ -201,23 +226,31 @@ final class QUICConnection {
         case .initial:
             return fromClient ? initialKeys.client : initialKeys.server
         case .handshake:
-            lookUpKeys(emit: emit, at: time)
+            if (fromClient ? handshakeKeys.client : handshakeKeys.server) == nil {
+                lookUpKeys(emit: emit, at: time) { fromClient ? $0.clientHandshakeTrafficSecret != nil : $0.serverHandshakeTrafficSecret != nil }
+            }
             return fromClient ? handshakeKeys.client : handshakeKeys.server
+        case .application where early:
+            if earlyKeys == nil, fromClient { lookUpKeys(emit: emit, at: time) { $0.clientEarlyTrafficSecret != nil } }
+            return fromClient ? earlyKeys : nil
         case .application:
-            lookUpKeys(emit: emit, at: time)
-            if early { return fromClient ? earlyKeys : nil }
+            if (fromClient ? applicationKeys.client : applicationKeys.server) == nil {
+                lookUpKeys(emit: emit, at: time) { fromClient ? $0.clientTrafficSecret0 != nil : $0.serverTrafficSecret0 != nil }
+            }
             return fromClient ? applicationKeys.client?.current : applicationKeys.server?.current
         }
     }
 
     /// Finds the connection's secrets by its ClientHello random, once the cipher suite is known (ServerHello), and
-    /// derives every level's keys from them. A followed key log is read again while they are missing.
-    private func lookUpKeys(emit: (QUICEvent) -> Void, at time: Timestamp) {
-        guard secrets == nil, let keySource, let random = clientHello.flatMap({ ClientRandom($0.random) }) else {
+    /// derives the keys of every level they hold and not derived yet. A followed key log is read again (when due)
+    /// while the secret `need` asks for is missing.
+    private func lookUpKeys(emit: (QUICEvent) -> Void, at time: Timestamp,
+                            need: (TLSKeyLog.Secrets) -> Bool = { _ in true }) {
+        guard let keySource, let random = clientHello.flatMap({ ClientRandom($0.random) }) else {
             if keySource == nil || clientHello != nil { sendNoticeIfReady(emit, force: true) }
             return
         }
-        let found = keySource.secrets(for: random)
+        let found = keySource.secrets(for: random, need: need)
         keysLooked = true
         guard let found else {
             sendNoticeIfReady(emit, force: true)
@@ -232,9 +265,48 @@ final class QUICConnection {
         // 0-RTT may come before the ServerHello names the suite; the other levels wait for it.
         guard serverHello != nil else { return }
         secrets = found
-        handshakeKeys = (keys(found.clientHandshakeTrafficSecret), keys(found.serverHandshakeTrafficSecret))
-        applicationKeys = (keys(found.clientTrafficSecret0).map { KeyPhases(current: $0) },
-                           keys(found.serverTrafficSecret0).map { KeyPhases(current: $0) })
+        if handshakeKeys.client == nil { handshakeKeys.client = keys(found.clientHandshakeTrafficSecret) }
+        if handshakeKeys.server == nil { handshakeKeys.server = keys(found.serverHandshakeTrafficSecret) }
+        if applicationKeys.client == nil { applicationKeys.client = keys(found.clientTrafficSecret0).map { KeyPhases(current: $0) } }
+        if applicationKeys.server == nil { applicationKeys.server = keys(found.serverTrafficSecret0).map { KeyPhases(current: $0) } }
+    }
+
+    // MARK: Waiting for keys (a followed key log)
+
+    /// Whether a packet whose keys are missing may wait for them: the key log is followed (live: the program writes
+    /// its secrets while we read), the handshake names the session, and this connection has not stopped waiting.
+    private var mayWait: Bool {
+        keySource?.follows == true && limits.maxHeldBytesPerConnection > 0 && clientHello != nil && !stoppedWaiting
+    }
+
+    /// Keeps a copy of (the rest of) a datagram until the keys come or the wait ends; past the limit, stops waiting.
+    private func hold(_ bytes: UnsafeRawBufferPointer, fromClient: Bool, at time: Timestamp, emit: (QUICEvent) -> Void,
+                      opener: inout PacketOpener) {
+        waitingForKeys = true
+        held.append((Array(bytes), fromClient, time))
+        heldBytes += bytes.count
+        if heldBytes > limits.maxHeldBytesPerConnection { stopWaiting(opener: &opener, emit: emit) }
+    }
+
+    /// Reads the held datagrams again, in order (the key log gained lines): those whose keys came are opened, the
+    /// rest are held again.
+    func retryHeld(opener: inout PacketOpener, emit: (QUICEvent) -> Void) {
+        let queue = held
+        held = []
+        heldBytes = 0
+        waitingForKeys = false
+        for datagram in queue {
+            datagram.bytes.withUnsafeBytes {
+                receive($0, fromClient: datagram.fromClient, at: datagram.time, opener: &opener, emit: emit)
+            }
+        }
+    }
+
+    /// The wait is over (the capture ended, or too much is held): the held datagrams are read with what keys there
+    /// are, and what cannot be opened is counted.
+    func stopWaiting(opener: inout PacketOpener, emit: (QUICEvent) -> Void) {
+        stoppedWaiting = true
+        retryHeld(opener: &opener, emit: emit)
     }
 
     // MARK: Frames
@@ -388,7 +460,7 @@ final class QUICConnection {
         } else if secrets != nil || packetsOpenedBeyondInitial {
             guard serverALPN != nil || closed else { return }
             keys = .decrypted
-        } else if keysLooked || closed {
+        } else if (keysLooked && !mayWait) || closed {
             keys = .notLogged
         } else {
             return

@@ -21,8 +21,13 @@ public struct QUICDecoder {
     private var opener = PacketOpener()
     private var nextID: UInt64 = 1 << 62
     private var lastSweep: Int64 = 0
-    /// Client Initials that opened and started a connection, and packets opened in all: figures for tests.
-    public private(set) var packetsOpened = 0
+    /// Connections holding datagrams for keys a followed key log does not have yet, and the key log's generation
+    /// they were last tried with.
+    private var waiting: Set<ConnectionID> = []
+    private var retriedGeneration = 0
+    /// Packets opened in all (a figure for tests and benchmarks).
+    public var packetsOpened: Int { openedByForgotten + connections.values.reduce(0) { $0 + $1.packetsOpened } }
+    private var openedByForgotten = 0
 
     /// `keySource`: the key log to decrypt with, nil to label connections only.
     public init(keySource: TLSKeySource?, limits: QUICLimits = QUICLimits()) {
@@ -41,6 +46,7 @@ public struct QUICDecoder {
                                  at time: Timestamp, emit: (QUICEvent) -> Void) {
         guard let first = payload.first, first & 0x40 != 0 || first & 0x80 != 0 else { return }
         if time.seconds - lastSweep >= 10 { sweep(at: time, emit: emit) }
+        if !waiting.isEmpty { retryWaiting(rereadNow: false, emit: emit) }
         let pair = QUICConnection.AddressPair(source: source, destination: destination)
         if let (connection, fromClient) = byAddress[pair] {
             // A closed connection's addresses may carry a new one (the client reused its port).
@@ -67,20 +73,51 @@ public struct QUICDecoder {
     /// Closes every connection still open (the capture ended). Connections closed by CONNECTION_CLOSE are kept until
     /// they go quiet, so the peers' last packets are still read as theirs.
     public mutating func finish(at time: Timestamp, emit: (QUICEvent) -> Void) {
+        retryWaiting(rereadNow: true, emit: emit)
         for connection in connections.values.sorted(by: { $0.id.rawValue < $1.id.rawValue }) {
-            connection.close(at: time, emit: emit)
-            forget(connection)
+            end(connection, at: time, emit: emit)
         }
+    }
+
+    /// The capture is quiet: connections waiting for keys are tried again if the followed key log gained lines.
+    public mutating func idle(emit: (QUICEvent) -> Void) {
+        if !waiting.isEmpty { retryWaiting(rereadNow: false, emit: emit) }
+    }
+
+    private mutating func retryWaiting(rereadNow: Bool, emit: (QUICEvent) -> Void) {
+        guard let keySource, keySource.follows, !waiting.isEmpty else { return }
+        if rereadNow { keySource.rereadNow() } else { keySource.rereadIfDue() }
+        guard keySource.generation != retriedGeneration else { return }
+        retriedGeneration = keySource.generation
+        for id in waiting.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let connection = connections[id] else { continue }
+            connection.retryHeld(opener: &opener, emit: emit)
+            indexNewIDs(connection)
+        }
+    }
+
+    /// Closes a connection for good (a wait for keys ends with it) and forgets it.
+    private mutating func end(_ connection: QUICConnection, at time: Timestamp, emit: (QUICEvent) -> Void) {
+        if connection.waitingForKeys {
+            connection.stopWaiting(opener: &opener, emit: emit)
+            indexNewIDs(connection)
+        }
+        connection.close(at: time, emit: emit)
+        forget(connection)
     }
 
     private mutating func deliver(_ payload: UnsafeRawBufferPointer, to connection: QUICConnection, fromClient: Bool,
                                   at time: Timestamp, emit: (QUICEvent) -> Void) {
-        let before = connection.packetsOpened
         connection.receive(payload, fromClient: fromClient, at: time, opener: &opener, emit: emit)
-        packetsOpened += connection.packetsOpened - before
+        indexNewIDs(connection)
+    }
+
+    /// Indexes the connection IDs the connection learnt, and whether it now waits for keys.
+    private mutating func indexNewIDs(_ connection: QUICConnection) {
         // Packets sent *to* an ID come from the other side than the one that chose it.
         for (key, fromClient) in connection.newIDs { indexID(key, connection, fromClient: !fromClient) }
         connection.newIDs.removeAll()
+        if connection.waitingForKeys { waiting.insert(connection.id) } else { waiting.remove(connection.id) }
     }
 
     /// The connection a datagram from an unknown address belongs to, by its Destination Connection ID.
@@ -117,8 +154,7 @@ public struct QUICDecoder {
                                         bits: unprotected.packetNumberBits)
         guard opener.open(payload, packet, packetNumber: number, with: client) else { return nil }
         if connections.count >= limits.maxConnections, let oldest = connections.values.min(by: { $0.lastSeen < $1.lastSeen }) {
-            oldest.close(at: time, emit: emit)
-            forget(oldest)
+            end(oldest, at: time, emit: emit)
         }
         nextID += 1
         let connection = QUICConnection(id: ConnectionID(nextID), version: version, client: source,
@@ -148,6 +184,8 @@ public struct QUICDecoder {
 
     private mutating func forget(_ connection: QUICConnection) {
         connections[connection.id] = nil
+        openedByForgotten += connection.packetsOpened
+        waiting.remove(connection.id)
         for pair in connection.addressPairs where byAddress[pair]?.connection === connection { byAddress[pair] = nil }
         for key in connection.indexedIDs where byID[key]?.connection === connection { byID[key] = nil }
     }
@@ -158,8 +196,7 @@ public struct QUICDecoder {
         let idle = Int64(limits.idleTimeoutSeconds)
         for connection in connections.values.sorted(by: { $0.id.rawValue < $1.id.rawValue })
         where time.seconds - connection.lastSeen.seconds > idle {
-            connection.close(at: time, emit: emit)
-            forget(connection)
+            end(connection, at: time, emit: emit)
         }
     }
 }

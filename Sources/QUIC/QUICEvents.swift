@@ -55,8 +55,11 @@ public enum QUICWarning: Sendable, Hashable, CustomStringConvertible {
         case .streamLimit(let limit):
             return "QUIC: more than \(limit) streams on the connection; later streams are not followed"
         case .closedWithError(let code, let application, let reason):
-            let kind = application ? "application error" : "transport error"
-            return "QUIC: connection closed with \(kind) 0x\(String(code, radix: 16))" + (reason.isEmpty ? "" : " (\(reason))")
+            let hex = "0x" + String(code, radix: 16)
+            let what = application ? "application error \(hex)"
+                : Self.transportErrors[code].map { "transport error \($0) (\(hex))" }
+                ?? (0x100...0x1ff).contains(code) ? "TLS alert \(code - 0x100) (\(hex))" : "transport error \(hex)"
+            return "QUIC: connection closed with \(what)" + (reason.isEmpty ? "" : ": \(reason)")
         case .retry:
             return "QUIC: the server asked the client to retry with a token (Retry)"
         case .versionNegotiation(let versions):
@@ -64,6 +67,16 @@ public enum QUICWarning: Sendable, Hashable, CustomStringConvertible {
             return "QUIC: the server does not speak the client's version and offers \(list) (Version Negotiation)"
         }
     }
+}
+
+extension QUICWarning {
+    /// RFC 9000 section 20.1.
+    static let transportErrors: [UInt64: String] = [
+        0x1: "INTERNAL_ERROR", 0x2: "CONNECTION_REFUSED", 0x3: "FLOW_CONTROL_ERROR", 0x4: "STREAM_LIMIT_ERROR",
+        0x5: "STREAM_STATE_ERROR", 0x6: "FINAL_SIZE_ERROR", 0x7: "FRAME_ENCODING_ERROR", 0x8: "TRANSPORT_PARAMETER_ERROR",
+        0x9: "CONNECTION_ID_LIMIT_ERROR", 0xa: "PROTOCOL_VIOLATION", 0xb: "INVALID_TOKEN", 0xc: "APPLICATION_ERROR",
+        0xd: "CRYPTO_BUFFER_EXCEEDED", 0xe: "KEY_UPDATE_ERROR", 0xf: "AEAD_LIMIT_REACHED", 0x10: "NO_VIABLE_PATH",
+    ]
 }
 
 /// Bounds on what the QUIC layer keeps, with documented defaults (as `ReassemblyLimits` for TCP).
@@ -76,6 +89,10 @@ public struct QUICLimits: Sendable, Hashable {
     public var maxStreamsPerConnection = 10_000
     /// Seconds without a packet after which a connection is closed and forgotten. Default 300, as for TCP.
     public var idleTimeoutSeconds: Double = 300
+    /// Bytes of datagrams held per connection while a followed key log lacks its keys (live capture: the program
+    /// writes its secrets while we read). Default 1 MiB; past it the connection stops waiting. Offline (a key log
+    /// read once) nothing is held.
+    public var maxHeldBytesPerConnection = 1 << 20
     /// A TLS handshake message longer than this is skipped (certificate chains; nothing in them is needed).
     public var maxHandshakeMessage = 64 << 10
 

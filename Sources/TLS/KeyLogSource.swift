@@ -60,7 +60,7 @@ public final class TLSKeySource {
     public private(set) var generation = 0
 
     /// Reads the followed file's new lines if the last look is `recheckInterval` old (each look is one `stat`).
-    func rereadIfDue() {
+    package func rereadIfDue() {
         guard path != nil else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         let interval = UInt64(recheckInterval.components.seconds) * 1_000_000_000

@@ -28,17 +28,24 @@ struct DecodedFixture {
     static func read(_ name: String, keyLog: String? = "") throws -> DecodedFixture {
         var warnings: [TLSKeyLog.Warning] = []
         let path = keyLog == "" ? quicFixtures.appendingPathComponent(name + ".keys").path : keyLog
-        let source = try path.map { try TLSKeySource(path: $0, follow: false, initialWarnings: &warnings) }
+        return try read(name, keys: try path.map { try TLSKeySource(path: $0, follow: false, initialWarnings: &warnings) })
+    }
+
+    /// Reads `name` with `keys`; `afterPacket` is called with each packet's number (from 1) once it was read.
+    static func read(_ name: String, keys source: TLSKeySource?, afterPacket: (Int) -> Void = { _ in }) throws -> DecodedFixture {
         var decoder = QUICDecoder(keySource: source)
         var result = DecodedFixture()
         let handle = try CaptureHandle.openOffline(quicFixtures.appendingPathComponent(name + ".pcap").path)
         let packetDecoder = try PacketDecoder(linkType: handle.linkType)
         var last = Timestamp(seconds: 0, nanoseconds: 0)
+        var count = 0
         try handle.forEachPacket { packet in
             let decoded = packetDecoder.decode(packet.bytes, timestamp: packet.timestamp, originalLength: packet.originalLength)
             last = packet.timestamp
-            guard let udp = decoded.udp else { return }
-            decoder.receive(udp, at: packet.timestamp) { result.record($0) }
+            count += 1
+            if let udp = decoded.udp { decoder.receive(udp, at: packet.timestamp) { result.record($0) } }
+            afterPacket(count)
+            decoder.idle { result.record($0) }
         }
         decoder.finish(at: last) { result.record($0) }
         result.packetsOpened = decoder.packetsOpened
@@ -153,5 +160,34 @@ struct QUICFixtureTests {
         #expect(missing.notices.map(\.kind) == [.quic(version: version, serverName: "quic.tapkit.test", alpn: ["h3"], keys: .notLogged)])
         #expect(missing.bytes.isEmpty)
         #expect(missing.warnings.contains { $0.isUndecryptable })
+    }
+
+    @Test("live: a followed key log that gets its lines only after the handshake went by gives what offline gives",
+          arguments: ["h3-basic", "h3-keyupdate"])
+    func followedKeyLog(_ name: String) throws {
+        let offline = try DecodedFixture.read(name)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("w25q-follow-\(UUID().uuidString).keys")
+        try Data().write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var warnings: [TLSKeyLog.Warning] = []
+        let source = try TLSKeySource(path: file.path, follow: true, initialWarnings: &warnings)
+        source.recheckInterval = .zero
+        let lines = try Data(contentsOf: quicFixtures.appendingPathComponent(name + ".keys"))
+        let live = try DecodedFixture.read(name, keys: source) { packet in
+            // The handshake secrets after the server's first flight, the traffic secrets two packets later.
+            let text = String(decoding: lines, as: UTF8.self).split(separator: "\n")
+            let handshake = text.filter { $0.contains("HANDSHAKE") }, traffic = text.filter { !$0.contains("HANDSHAKE") }
+            if packet == 3 { try? Data((handshake.joined(separator: "\n") + "\n").utf8).write(to: file) }
+            if packet == 5, let handle = try? FileHandle(forWritingTo: file) {
+                handle.seekToEndOfFile()
+                handle.write(Data((traffic.joined(separator: "\n") + "\n").utf8))
+                try? handle.close()
+            }
+        }
+        #expect(live.notices.map(\.kind) == offline.notices.map(\.kind))
+        #expect(live.bytes == offline.bytes)
+        #expect(live.fins == offline.fins)
+        #expect(live.packetsOpened == offline.packetsOpened)
+        #expect(live.warnings.isEmpty, "\(live.warnings)")
     }
 }
