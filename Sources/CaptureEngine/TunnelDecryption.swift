@@ -8,9 +8,8 @@ import TLS
 /// TLS inside a CONNECT tunnel (an app behind an HTTP proxy), decrypted with the key log every other connection
 /// uses, and what it carries decoded as on any TLS connection: HTTP/1.x, or HTTP/2 by ALPN. HTTPDecoding still
 /// reports the CONNECT exchange and the tunnel's byte counts; this reads the tunnel's content, on the tunnel's
-/// connection (the client's connection to the proxy).
-final class TunnelDecryptor: ConnectionTakeover {
-    let reportsUpgradeExchange = false
+/// connection (the client's connection to the proxy). The router makes it the tunnel's inner handler.
+final class TunnelDecryptor: ConnectionHandler {
     private let context: TakeoverContext
     private var consumer: TLSDecryptingConsumer<HTTPStreamDecoder>
     private var opened = false
@@ -22,8 +21,8 @@ final class TunnelDecryptor: ConnectionTakeover {
                          onSession: @escaping (TLSSessionFacts) -> Void) -> TakeoverFactory {
         let base = HTTP2Takeover().factory
         guard let keys else { return base }
-        return { context, trigger in
-            guard case .tunnel = trigger else { return base(context, trigger) }
+        return { context, next in
+            guard case .tunnel = next else { return base(context, next) }
             return TunnelDecryptor(context: context, base: base, keys: keys, limits: limits, onSession: onSession)
         }
     }
@@ -41,19 +40,23 @@ final class TunnelDecryptor: ConnectionTakeover {
         consumer.connectionOpened(context.connection, client: context.client, server: context.server, at: time)
     }
 
-    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
+    // What the tunnel carries has routers of its own (inside the inner HTTP decoder): nothing is handed on here.
+    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Handover? {
         open(at: time)
         consumer.streamData(context.connection, direction, bytes, at: time)
+        return nil
     }
 
-    func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) {
+    func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) -> Handover? {
         open(at: time)
         consumer.streamGap(context.connection, direction, length: length, at: time)
+        return nil
     }
 
-    func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) {
+    func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) -> Handover? {
         open(at: time)
         consumer.streamEnded(context.connection, direction, reason: reason, at: time)
+        return nil
     }
 
     func close(at time: Timestamp) {

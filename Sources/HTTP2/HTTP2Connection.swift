@@ -8,10 +8,9 @@ import TLSWire
 /// every stream as an `HTTPExchange` (request and response, bodies de-framed and content-decoded, trailers,
 /// RST_STREAM and GOAWAY as what happened to it, PUSH_PROMISE as a pushed exchange, gRPC calls summarised).
 /// An exchange is reported when both sides ended the stream, when it is reset, or when the connection ends.
-final class HTTP2Connection: ConnectionTakeover {
+final class HTTP2Connection: ConnectionHandler {
     private let context: TakeoverContext
     private let limits: HTTP2Limits
-    let reportsUpgradeExchange = true
 
     private static let preface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
     /// Client preface bytes still expected before the first frame.
@@ -77,9 +76,14 @@ final class HTTP2Connection: ConnectionTakeover {
 
     private func index(_ direction: StreamDirection) -> Int { direction == .clientToServer ? 0 : 1 }
 
-    // MARK: ConnectionTakeover
+    // MARK: ConnectionHandler (HTTP/2 is the last layer: it never hands the connection on)
 
-    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
+    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Handover? {
+        read(direction, bytes, at: time)
+        return nil
+    }
+
+    private func read(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
         currentTime = time
         let side = index(direction)
         guard !lost[side] else { return }
@@ -100,9 +104,9 @@ final class HTTP2Connection: ConnectionTakeover {
         }
     }
 
-    func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) {
+    func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) -> Handover? {
         let side = index(direction)
-        guard !lost[side] else { return }
+        guard !lost[side] else { return nil }
         lost[side] = true
         let who = direction == .clientToServer ? "client" : "server"
         for stream in streams.values.sorted(by: { $0.id < $1.id }) where !stream.side(direction).ended {
@@ -110,10 +114,12 @@ final class HTTP2Connection: ConnectionTakeover {
             stream.side(direction).body?.gap(length: length)
         }
         warnConnection("\(length) bytes from the \(who) were never captured: HTTP/2 frame boundaries lost, the \(who)'s later frames are not decoded")
+        return nil
     }
 
-    func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) {
+    func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) -> Handover? {
         currentTime = time
+        return nil
     }
 
     func close(at time: Timestamp) {

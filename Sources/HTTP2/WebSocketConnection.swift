@@ -7,8 +7,7 @@ import PacketDecoding
 /// Decodes RFC 6455 frames on both directions of a connection after a 101 to `Upgrade: websocket`: masking
 /// removed, fragments reassembled (bounded), permessage-deflate inflated (context takeover per direction as
 /// negotiated), every message reported as a `WebSocketMessage` event.
-final class WebSocketConnection: ConnectionTakeover {
-    let reportsUpgradeExchange = false
+final class WebSocketConnection: ConnectionHandler {
     private let context: TakeoverContext
     private let limits: HTTP2Limits
     private var directions: [DirectionDecoder]
@@ -33,16 +32,20 @@ final class WebSocketConnection: ConnectionTakeover {
 
     private func index(_ direction: StreamDirection) -> Int { direction == .clientToServer ? 0 : 1 }
 
-    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
+    // WebSocket is the last layer: it never hands the connection on.
+    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Handover? {
         directions[index(direction)].consume(bytes, at: time) { emit($0) }
+        return nil
     }
 
-    func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) {
+    func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) -> Handover? {
         directions[index(direction)].gap(length: length, at: time) { emit($0) }
+        return nil
     }
 
-    func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) {
+    func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) -> Handover? {
         directions[index(direction)].flush(at: time) { emit($0) }
+        return nil
     }
 
     func close(at time: Timestamp) {

@@ -89,22 +89,26 @@ enum BodyFraming {
 /// What the connection tells a direction's parser to do once a message is complete.
 enum AfterMessage {
     case next
-    /// Stop parsing: the bytes that follow are another protocol (upgrade, tunnel) or not HTTP.
+    /// Read the next message, but return from `consume` first: the connection acts on the other direction (held
+    /// requests released after a refused upgrade) before this one reads on, so events keep the bytes' order.
+    case nextAfterReturn
+    /// Stop parsing and return: the bytes that follow are another protocol (upgrade, tunnel) or not HTTP.
     case opaque
     /// Hold further bytes until the other side decides (an Upgrade or CONNECT request awaiting its response).
     case hold
 }
 
-/// The connection-side decisions a direction's parser needs.
+/// The connection-side decisions a direction's parser needs. The connection answers with values; it never changes
+/// a parser's state from inside these calls (it acts on what a parser found after `consume` returns).
 protocol MessageParserDelegate: AnyObject {
-    /// A head was parsed; returns its body framing. May return nil to abandon the stream (HTTP/2 preface).
-    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int,
+    /// A head was parsed (`warnings`: trouble seen in this direction since the last message); returns its body
+    /// framing. May return nil to abandon the stream (HTTP/2 preface).
+    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int, warnings: [HTTPWarning],
                 at time: Timestamp) -> (MessageInProgress, BodyFraming)?
     func parser(_ parser: HTTPMessageParser, didFinish message: MessageInProgress, at time: Timestamp) -> AfterMessage
-    /// A head that could not be parsed, or other trouble outside a message.
-    func parser(_ parser: HTTPMessageParser, problem: HTTPWarning, at time: Timestamp)
-    /// The first bytes of the client's stream, before any HTTP: returns true when they were taken (TLS).
-    func parser(_ parser: HTTPMessageParser, sniffFirstBytes bytes: ArraySlice<UInt8>, at time: Timestamp) -> Bool?
+    /// Whether trouble outside a message (a head that could not be parsed) is worth a warning: not before any HTTP
+    /// was seen, when the stream is probably not HTTP at all.
+    func parserWarnsOfProblems(_ parser: HTTPMessageParser) -> Bool
     /// Whether the response now expected answers an HTTP/0.9 request (so it has no status line).
     func parserExpectsHTTP09Response(_ parser: HTTPMessageParser) -> Bool
 }
@@ -130,8 +134,6 @@ private func hexValue(_ byte: UInt8) -> Int? {
 /// into bounded buffers (the head, one chunk-size line, the kept part of a body).
 final class HTTPMessageParser {
     enum Phase {
-        /// Deciding whether this is HTTP, TLS or something else (client side, first bytes only).
-        case sniff
         case head
         case fixedBody(remaining: Int)
         case chunkSize
@@ -168,15 +170,19 @@ final class HTTPMessageParser {
     private var resyncScanned = 0
     private var held: [UInt8] = []
     private var heldGap = false
+    /// Set when a finished message asked `consume` to return (`AfterMessage.nextAfterReturn`).
+    private var returnRequested = false
+    /// After a refused CONNECT: the client's bytes that turned out not to be HTTP, for the connection to take.
+    private var notHTTP: [UInt8]?
     private var trailerFields: [UInt8] = []
 
     /// Where `buffer` comes from and goes back to when the parser is done with it.
     private let buffers: ByteArrayPool?
 
-    init(role: MessageRole, limits: HTTPDecoderLimits, sniffFirst: Bool, buffers: ByteArrayPool? = nil) {
+    init(role: MessageRole, limits: HTTPDecoderLimits, buffers: ByteArrayPool? = nil) {
         self.role = role
         self.limits = limits
-        phase = sniffFirst ? .sniff : .head
+        phase = .head
         self.buffers = buffers
         buffer = buffers?.take() ?? []
     }
@@ -187,21 +193,20 @@ final class HTTPMessageParser {
 
     // MARK: Input
 
-    /// Once set, bytes and gaps after the parser has stopped (an accepted upgrade or tunnel) go here instead of
-    /// being dropped: to the takeover decoder (HTTP/2, WebSocket) or the tunnel handler. That includes the rest of
-    /// the call that made the direction opaque and bytes held while the upgrade's answer was awaited.
-    var opaqueBytes: ((UnsafeRawBufferPointer, Timestamp) -> Void)?
-    var opaqueGap: ((Int, Timestamp) -> Void)?
-    /// Called once, before the first `opaqueBytes`, when the bytes after a refused CONNECT are not HTTP.
-    var refusedTunnelBytesFollow: ((Timestamp) -> Void)?
+    /// Whether the parser stopped reading: the direction's bytes are another protocol's, or not HTTP.
+    var isOpaque: Bool {
+        if case .opaque = phase { return true }
+        return false
+    }
 
     /// Bytes of the stream, as delivered: `offset` is where the first of them lies in the stream (bytes and gaps
     /// before it), `acknowledged` how far into the other direction its segment acknowledged. Both are noted for
-    /// each message that starts in them (`headOffset`).
-    func consume(_ bytes: UnsafeRawBufferPointer, at time: Timestamp, offset: Int, acknowledged: Int?) {
+    /// each message that starts in them (`headOffset`). Returns how many bytes were read (see the other `consume`).
+    @discardableResult
+    func consume(_ bytes: UnsafeRawBufferPointer, at time: Timestamp, offset: Int, acknowledged: Int?) -> Int {
         piece = (bytes.baseAddress, bytes.count, offset, acknowledged)
         defer { piece.base = nil }
-        consume(bytes, at: time)
+        return consume(bytes, at: time)
     }
 
     /// The piece of the stream being consumed, to say where a head starts in it. Bytes parsed again from a copy
@@ -227,16 +232,19 @@ final class HTTPMessageParser {
         return piece.offset + base.distance(to: pointer)
     }
 
-    func consume(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) {
+    /// Reads `bytes` as HTTP; returns how many it read. It stops early, leaving the rest to the caller, when the
+    /// parser becomes opaque (the rest is not HTTP) or a finished message asks the connection to act first.
+    @discardableResult
+    func consume(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
+        returnRequested = false
         var rest = bytes[...]
         while !rest.isEmpty {
-            if case .opaque = phase {
-                opaqueBytes?(UnsafeRawBufferPointer(rebasing: rest), time)
-                return
-            }
+            if case .opaque = phase { break }
             let used = step(UnsafeRawBufferPointer(rebasing: rest), at: time)
             rest = rest.dropFirst(used)
+            if returnRequested { returnRequested = false; break }
         }
+        return bytes.count - rest.count
     }
 
     /// Consumes a prefix of `bytes` in the current phase; returns how many bytes were used (at least one unless
@@ -244,7 +252,6 @@ final class HTTPMessageParser {
     private func step(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
         switch phase {
         case .opaque:
-            opaqueBytes?(bytes, time)
             return bytes.count
         case .holding:
             if held.count + bytes.count > limits.maxHeadBytes {
@@ -253,21 +260,6 @@ final class HTTPMessageParser {
             } else {
                 held.append(contentsOf: bytes)
             }
-            return bytes.count
-        case .sniff:
-            buffer.append(contentsOf: bytes)
-            guard let decided = delegate?.parser(self, sniffFirstBytes: buffer[...], at: time) else {
-                if buffer.count > limits.maxClientHelloBytes { buffer.removeAll(); phase = .opaque }
-                return bytes.count
-            }
-            if decided { buffer.removeAll(keepingCapacity: true); phase = .opaque; return bytes.count }
-            phase = .head
-            // Re-run the sniffed bytes as HTTP, moved out of `buffer` (the head is read into it) into an array
-            // borrowed from the pool. They include this call's bytes, so consume all of them here.
-            var sniffed = buffers?.take() ?? []
-            swap(&sniffed, &buffer)
-            sniffed.withUnsafeBytes { consume($0, at: time) }
-            buffers?.giveBack(&sniffed)
             return bytes.count
         case .afterRefusedTunnel:
             buffer.append(contentsOf: bytes)
@@ -358,7 +350,7 @@ final class HTTPMessageParser {
                 if lenient == nil {
                     let problem = HTTPWarning.notAMessageStart(role, line: HTTPHeadParser.preview(buffer[0..<index]))
                     let fromThisCall = index + 1 - before
-                    delegate?.parser(self, problem: problem, at: time)
+                    report(problem)
                     startResync(atLineStart: true)
                     resyncScanned += index + 1
                     return used + fromThisCall
@@ -423,7 +415,7 @@ final class HTTPMessageParser {
         let head = ParsedHead(startLine: .response(version: "HTTP/0.9", status: nil, code: "", reason: ""),
                               headers: HTTPHeaders([]),
                               anomalies: [.http09Response])
-        guard let delegate, let (message, _) = delegate.parser(self, didParse: head, headSize: 0, at: headStart) else {
+        guard let (message, _) = announce(head, size: 0) else {
             phase = .opaque
             return
         }
@@ -435,6 +427,18 @@ final class HTTPMessageParser {
     }
     private var startLineChecked = false
 
+    /// Tells the connection about a parsed head, handing over the warnings gathered for it.
+    private func announce(_ head: ParsedHead, size: Int) -> (MessageInProgress, BodyFraming)? {
+        let warnings = pendingWarnings
+        pendingWarnings = []
+        return delegate?.parser(self, didParse: head, headSize: size, warnings: warnings, at: headStart)
+    }
+
+    /// Trouble outside a message: kept for the next message when the connection finds it worth a warning.
+    private func report(_ problem: HTTPWarning) {
+        if delegate?.parserWarnsOfProblems(self) == true { pendingWarnings.append(problem) }
+    }
+
     private func parseHead(size: Int, at time: Timestamp) {
         // No slice of `buffer` outlives the parse: emptying a buffer something else still refers to allocates anew.
         defer { buffer.removeAll(keepingCapacity: buffer.capacity <= 4096); scanFrom = 0 }
@@ -442,13 +446,13 @@ final class HTTPMessageParser {
         do throws(HeadParseError) {
             parsed = try HTTPHeadParser.parse(buffer[0..<size], role: role)
         } catch {
-            delegate?.parser(self, problem: error.warning, at: time)
+            report(error.warning)
             startResync(atLineStart: true)
             resyncScanned += size  // bad heads count against the resync budget too, so a flood of them ends
             return
         }
         resyncScanned = 0  // a message was found: the next resync starts with a full budget
-        guard let delegate, let (message, framing) = delegate.parser(self, didParse: parsed, headSize: size, at: headStart) else {
+        guard let (message, framing) = announce(parsed, size: size) else {
             phase = .opaque
             return
         }
@@ -549,6 +553,7 @@ final class HTTPMessageParser {
         trailers = []
         switch after {
         case .next: phase = .head
+        case .nextAfterReturn: phase = .head; returnRequested = true
         case .opaque: phase = .opaque
         case .hold: phase = .holding
         }
@@ -580,7 +585,7 @@ final class HTTPMessageParser {
     private func consumeResync(_ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Int {
         if resyncScanned > limits.maxResyncScanBytes {
             if messagesParsed > 0 {
-                delegate?.parser(self, problem: .noMessageAfterGap(role, scanned: limits.maxResyncScanBytes), at: time)
+                report(.noMessageAfterGap(role, scanned: limits.maxResyncScanBytes))
             }
             phase = .opaque
             return bytes.count
@@ -629,7 +634,7 @@ final class HTTPMessageParser {
     /// connection's pairing after gaps (`GapPairing`).
     func place(ofGap length: Int) -> GapPlace {
         switch phase {
-        case .opaque, .holding, .sniff, .afterRefusedTunnel, .untilClose:
+        case .opaque, .holding, .afterRefusedTunnel, .untilClose:
             return .insideMessage
         case .fixedBody(let remaining) where length <= remaining, .chunkData(let remaining) where length <= remaining:
             return .insideMessage
@@ -650,7 +655,6 @@ final class HTTPMessageParser {
         }
         switch phase {
         case .opaque:
-            opaqueGap?(length, time)
             return
         case .holding:
             heldGap = true
@@ -672,7 +676,7 @@ final class HTTPMessageParser {
             abandonMessage(.gapInBodyRestLost(role, length: length), at: time)
             // The gap ran past the message's end: the next message may start right after it.
             if case .resync = phase { atLineStart = true }
-        case .head, .sniff, .afterRefusedTunnel:
+        case .head, .afterRefusedTunnel:
             if buffer.isEmpty {
                 pendingWarnings.append(.gapBeforeMessage(role, length: length))
             } else if !salvageCutHead(because: .gapInsideHead(role, length: length), at: time) {
@@ -708,11 +712,11 @@ final class HTTPMessageParser {
         case .head:
             if !buffer.isEmpty {
                 let problem = HTTPWarning.headCutShort(role, bytes: buffer.count, reason)
-                if !salvageCutHead(because: problem, at: time) { delegate?.parser(self, problem: problem, at: time) }
+                if !salvageCutHead(because: problem, at: time) { report(problem) }
             }
         case .holding:
             if !held.isEmpty || heldGap { releaseHeld(at: time) }
-        case .sniff, .resync, .opaque, .afterRefusedTunnel:
+        case .resync, .opaque, .afterRefusedTunnel:
             break
         }
         buffer.removeAll(keepingCapacity: true)
@@ -723,11 +727,11 @@ final class HTTPMessageParser {
     /// message as incomplete with the fields seen so far, instead of losing it. Returns false when there was not
     /// enough to show.
     private func salvageCutHead(because why: HTTPWarning, at time: Timestamp) -> Bool {
-        guard let lastLF = buffer.lastIndex(of: lf), let delegate else { return false }
+        guard let lastLF = buffer.lastIndex(of: lf), delegate != nil else { return false }
         var head = Array(buffer[...lastLF])
         head += [cr, lf]
         guard let parsed = try? HTTPHeadParser.parse(head[...], role: role),
-              let (message, _) = delegate.parser(self, didParse: parsed, headSize: buffer.count, at: headStart)
+              let (message, _) = announce(parsed, size: buffer.count)
         else { return false }
         buffer.removeAll()
         scanFrom = 0
@@ -739,7 +743,8 @@ final class HTTPMessageParser {
         return true
     }
 
-    /// The other side refused an upgrade: parse the held bytes as HTTP after all.
+    /// The other side refused an upgrade: parse the held bytes as HTTP after all. The connection calls this after
+    /// the call that read the refusal returned, never from inside a parser's call.
     func releaseHeld(at time: Timestamp) {
         guard case .holding = phase else { return }
         let bytes = held
@@ -751,13 +756,13 @@ final class HTTPMessageParser {
         } else {
             phase = .head
         }
-        bytes.withUnsafeBytes { consume($0, at: time) }
+        bytes.withUnsafeBytes { _ = consume($0, at: time) }
     }
 
     /// The server refused a CONNECT. A client may go on with HTTP on the same connection (a new CONNECT with
     /// credentials after a 407) or may already have sent, or still send, what it meant to tunnel. The held bytes
-    /// and those that follow are read as HTTP when their first line is a request line; otherwise they go to
-    /// `opaqueBytes`, after one call to `refusedTunnelBytesFollow`, and are never parsed as a message.
+    /// and those that follow are read as HTTP when their first line is a request line; otherwise the parser stops
+    /// (opaque) and hands them to the connection (`takeNotHTTP`); they are never parsed as a message.
     func releaseHeldAfterRefusedTunnel(at time: Timestamp) {
         guard case .holding = phase else { return }
         let bytes = held
@@ -769,20 +774,25 @@ final class HTTPMessageParser {
         } else {
             phase = .afterRefusedTunnel
         }
-        bytes.withUnsafeBytes { consume($0, at: time) }
+        bytes.withUnsafeBytes { _ = consume($0, at: time) }
     }
 
     private func decideAfterRefusedTunnel(isHTTP: Bool, at time: Timestamp) {
         let saved = buffer
         buffer.removeAll()
-        if isHTTP {
-            phase = .head
-        } else {
-            refusedTunnelBytesFollow?(time)
-            refusedTunnelBytesFollow = nil
+        guard isHTTP else {
+            notHTTP = saved
             phase = .opaque
+            return
         }
-        saved.withUnsafeBytes { consume($0, at: time) }
+        phase = .head
+        saved.withUnsafeBytes { _ = consume($0, at: time) }
+    }
+
+    /// The bytes after a refused CONNECT found not to be HTTP (once): what follows them this way is not HTTP either.
+    func takeNotHTTP() -> [UInt8]? {
+        defer { notHTTP = nil }
+        return notHTTP
     }
 
     /// After a refused CONNECT: whether the client's next bytes are HTTP. Nil until the first line is whole;
@@ -806,13 +816,10 @@ final class HTTPMessageParser {
         return final ? true : nil
     }
 
-    /// The other side accepted an upgrade or tunnel: stop parsing; what was held goes to `opaqueBytes` if set.
-    func becomeOpaque(at time: Timestamp? = nil) {
-        if let time, !held.isEmpty { held.withUnsafeBytes { opaqueBytes?($0, time) } }
-        if let time, heldGap { opaqueGap?(0, time) }
-        held.removeAll()
-        heldGap = false
-        buffer.removeAll()
-        phase = .opaque
+    /// The bytes held while an upgrade's answer was awaited, and whether some were lost: the next protocol's first
+    /// bytes this way once the other side accepted.
+    func takeHeld() -> (bytes: [UInt8], gap: Bool) {
+        defer { held = []; heldGap = false }
+        return (held, heldGap)
     }
 }

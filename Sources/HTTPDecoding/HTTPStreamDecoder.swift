@@ -6,18 +6,19 @@ import TLSWire
 
 /// Turns reassembled TCP streams into paired HTTP/1.x exchanges. Plug it into reassembly as its
 /// `StreamConsumer`; every exchange is handed to `onEvent` as soon as its response completes, requests that never
-/// got a response when their connection closes (or at `flush`).
+/// got a response when their connection closes (or at `flush`). Each connection's bytes go through its
+/// `ConnectionRouter`, which hands the connection to another decoder when it leaves HTTP/1.x.
 public struct HTTPStreamDecoder: StreamConsumer {
     public let limits: HTTPDecoderLimits
-    private var connections: [ConnectionID: HTTPConnection] = [:]
+    private var connections: [ConnectionID: ConnectionRouter] = [:]
     private let sink: EventSink
     private let takeover: TakeoverFactory?
     /// Decoded bytes left for every body of this capture together.
     public let decodingBudget: DecodedBytesBudget
 
-    /// `takeover`: the decoder for connections that leave HTTP/1.x (HTTP/2, WebSocket); without it such
-    /// connections get a notice or an `upgrade` mark and their bytes are not decoded. `budget`: a decoded-bytes
-    /// budget to share (a decoder for what a tunnel carries shares its capture's); by default a new one.
+    /// `takeover`: the decoders for connections that leave HTTP/1.x (HTTP/2, WebSocket, what a tunnel carries);
+    /// without it such connections get a notice or an `upgrade` mark and their bytes are not decoded. `budget`: a
+    /// decoded-bytes budget to share (a decoder for what a tunnel carries shares its capture's); by default a new one.
     public init(limits: HTTPDecoderLimits = HTTPDecoderLimits(), takeover: TakeoverFactory? = nil,
                 budget: DecodedBytesBudget? = nil, onEvent: @escaping (HTTPEvent) -> Void) {
         self.limits = limits
@@ -30,37 +31,23 @@ public struct HTTPStreamDecoder: StreamConsumer {
     public var openConnections: Int { connections.count }
 
     public mutating func connectionOpened(_ id: ConnectionID, client: Endpoint, server: Endpoint, at time: Timestamp) {
-        connections[id] = HTTPConnection(id: id, client: client, server: server, limits: limits, sink: sink,
-                                         budget: decodingBudget, takeoverFactory: takeover)
+        let context = TakeoverContext(connection: id, client: client, server: server, limits: limits,
+                                      budget: decodingBudget, emit: sink.emit)
+        connections[id] = ConnectionRouter(context: context, sink: sink, decoders: takeover)
     }
 
     public mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
                                     at time: Timestamp, acknowledged: Int?) {
-        guard let connection = connections[id] else { return }
-        if let takeover = connection.takeover {
-            takeover.consume(direction, bytes, at: time)
-        } else {
-            connection.consume(direction, bytes, at: time, acknowledged: acknowledged)
-        }
+        connections[id]?.consume(direction, bytes, at: time, acknowledged: acknowledged)
     }
 
     public mutating func streamGap(_ id: ConnectionID, _ direction: StreamDirection, length: Int, at time: Timestamp) {
-        guard let connection = connections[id] else { return }
-        if let takeover = connection.takeover {
-            takeover.gap(direction, length: length, at: time)
-        } else {
-            connection.gap(direction, length: length, at: time)
-        }
+        connections[id]?.gap(direction, length: length, at: time)
     }
 
     public mutating func streamEnded(_ id: ConnectionID, _ direction: StreamDirection, reason: StreamEndReason,
                                      at time: Timestamp) {
-        guard let connection = connections[id] else { return }
-        if let takeover = connection.takeover {
-            takeover.end(direction, reason: reason, at: time)
-        } else {
-            connection.end(direction, reason: reason, at: time)
-        }
+        connections[id]?.end(direction, reason: reason, at: time)
     }
 
     public mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp) {
@@ -79,15 +66,9 @@ public struct HTTPStreamDecoder: StreamConsumer {
     /// requests still waiting without a response. Call at the end of a file or when a live capture stops, if
     /// reassembly has not already closed everything.
     public mutating func flush(at time: Timestamp) {
-        let open = connections.values.sorted { $0.id.rawValue < $1.id.rawValue }
+        let open = connections.sorted { $0.key.rawValue < $1.key.rawValue }
         connections.removeAll()
-        for connection in open {
-            if let takeover = connection.takeover {
-                takeover.end(.clientToServer, reason: .captureEnded, at: time)
-                takeover.end(.serverToClient, reason: .captureEnded, at: time)
-                takeover.close(at: time)
-                continue
-            }
+        for (_, connection) in open {
             connection.end(.clientToServer, reason: .captureEnded, at: time)
             connection.end(.serverToClient, reason: .captureEnded, at: time)
             connection.close(at: time)
@@ -101,8 +82,10 @@ final class EventSink {
     init(_ emit: @escaping (HTTPEvent) -> Void) { self.emit = emit }
 }
 
-/// One TCP connection: a parser per direction and the FIFO of requests waiting for their responses.
-final class HTTPConnection: MessageParserDelegate {
+/// One TCP connection read as HTTP/1.x: a parser per direction and the FIFO of requests waiting for their
+/// responses. When the connection leaves HTTP/1.x (an accepted upgrade or CONNECT, the HTTP/2 preface) it stops
+/// reading and returns a `Handover`; its `ConnectionRouter` gives the rest to the next layer.
+final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
     let id: ConnectionID
     let client: Endpoint
     let server: Endpoint
@@ -130,25 +113,33 @@ final class HTTPConnection: MessageParserDelegate {
     /// 1xx responses past `maxInterimResponses` for the current request, counted for one warning.
     private var droppedInterim = 0
     private var upgrade: String?
-    /// Takes the connection's bytes after an accepted upgrade or CONNECT (see `UpgradedStreams`).
-    private var upgraded: UpgradedStreamHandler?
-    private var noticed = false
     private let budget: DecodedBytesBudget?
-    private let takeoverFactory: TakeoverFactory?
-    /// The decoder that owns the connection's bytes once it left HTTP/1.x.
-    private(set) var takeover: ConnectionTakeover?
+    /// What a parser found that ends HTTP/1.x here, returned from the call that found it.
+    private var found: NextLayer?
+    /// A refusal read by the response parser, acted on once its call returns: the client's held bytes are
+    /// released (read as HTTP, or after a refused CONNECT perhaps the bytes it meant to tunnel).
+    private var refusal: Refusal?
+    /// After a refused CONNECT, the client's bytes that are not HTTP: counted, and summarised at the close.
+    private var refusedTunnel: TunnelSession?
+    /// The Upgrade or CONNECT request whose answer the client's held bytes wait for: only its refusal releases them
+    /// (a response to a request pipelined before it does not).
+    private var holdingFor: MessageInProgress?
+
+    private enum Refusal {
+        case upgrade
+        case tunnel(code: String, reason: String)
+    }
 
     init(id: ConnectionID, client: Endpoint, server: Endpoint, limits: HTTPDecoderLimits, sink: EventSink,
-         budget: DecodedBytesBudget? = nil, takeoverFactory: TakeoverFactory? = nil) {
+         budget: DecodedBytesBudget? = nil) {
         self.budget = budget
         self.id = id
         self.client = client
         self.server = server
         self.limits = limits
         self.sink = sink
-        self.takeoverFactory = takeoverFactory
-        requestParser = HTTPMessageParser(role: .request, limits: limits, sniffFirst: true, buffers: budget?.headBuffers)
-        responseParser = HTTPMessageParser(role: .response, limits: limits, sniffFirst: false, buffers: budget?.headBuffers)
+        requestParser = HTTPMessageParser(role: .request, limits: limits, buffers: budget?.headBuffers)
+        responseParser = HTTPMessageParser(role: .response, limits: limits, buffers: budget?.headBuffers)
         requestParser.delegate = self
         responseParser.delegate = self
     }
@@ -157,22 +148,53 @@ final class HTTPConnection: MessageParserDelegate {
         direction == .clientToServer ? requestParser : responseParser
     }
 
+    /// Whether any message was read either way (a protocol negotiated out of band applies only before that).
+    var hasParsedMessages: Bool { requestParser.messagesParsed > 0 || responseParser.messagesParsed > 0 }
+
+    // MARK: ConnectionHandler
+
+    func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp) -> Handover? {
+        consume(direction, bytes, at: time, acknowledged: nil)
+    }
+
     /// Bytes of one direction; `acknowledged` is how far into the other direction their segment acknowledged.
     func consume(_ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer, at time: Timestamp,
-                 acknowledged: Int?) {
-        if direction == .clientToServer {
-            requestParser.consume(bytes, at: time, offset: requestOffset, acknowledged: acknowledged)
-            requestOffset += bytes.count
-        } else {
-            responseParser.consume(bytes, at: time, offset: responseOffset, acknowledged: acknowledged)
-            responseOffset += bytes.count
-            responseSeenEnd = responseOffset
+                 acknowledged: Int?) -> Handover? {
+        if direction == .clientToServer, let refusedTunnel { return refusedTunnel.consume(direction, bytes, at: time) }
+        let parser = parser(for: direction)
+        let offset = direction == .clientToServer ? requestOffset : responseOffset
+        // Every byte of the call counts towards the direction's offset, also those left to the next layer.
+        defer {
+            if direction == .clientToServer {
+                requestOffset += bytes.count
+            } else {
+                responseOffset += bytes.count
+                responseSeenEnd = responseOffset
+            }
         }
+        var rest = bytes[...]
+        // The parser returns early when it found something the connection must act on before it reads on.
+        while !rest.isEmpty && found == nil {
+            let read = bytes.count - rest.count
+            rest = rest.dropFirst(parser.consume(UnsafeRawBufferPointer(rebasing: rest), at: time, offset: offset + read,
+                                                 acknowledged: acknowledged))
+            if found != nil { break }
+            settle(at: time)
+            if parser.isOpaque {
+                // Not HTTP from here on: after a refused CONNECT the client's bytes are counted, else dropped.
+                if direction == .clientToServer, let refusedTunnel, !rest.isEmpty {
+                    _ = refusedTunnel.consume(direction, UnsafeRawBufferPointer(rebasing: rest), at: time)
+                }
+                return nil
+            }
+        }
+        return handover(consumed: bytes.count - rest.count)
     }
 
     /// Bytes of one direction never seen. One past the end of a message is remembered for pairing: it may have
     /// held whole requests or responses.
-    func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) {
+    func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) -> Handover? {
+        if direction == .clientToServer, let refusedTunnel { return refusedTunnel.gap(direction, length: length, at: time) }
         let parser = parser(for: direction)
         if case .pastMessageEnd(let toEnd, let lostWhole) = parser.place(ofGap: length) {
             if direction == .clientToServer {
@@ -184,46 +206,60 @@ final class HTTPConnection: MessageParserDelegate {
         }
         parser.gap(length: length, at: time)
         if direction == .clientToServer { requestOffset += length } else { responseOffset += length }
+        settle(at: time)
+        // The gap decided that the client's bytes after a refused CONNECT are not HTTP: it is the tunnel's.
+        if direction == .clientToServer, let refusedTunnel { _ = refusedTunnel.gap(direction, length: length, at: time) }
+        return handover(consumed: 0)
     }
 
     /// The direction ended: its parser finishes (a body delimited by the close is complete), and so does what a
-    /// tunnel carries (its decoder hears of the end too).
-    func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) {
+    /// refused tunnel carried.
+    func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) -> Handover? {
         parser(for: direction).end(reason: reason, at: time)
-        upgraded?.ended(direction, reason: reason, at: time)
+        settle(at: time)
+        if direction == .clientToServer, let refusedTunnel { _ = refusedTunnel.end(direction, reason: reason, at: time) }
+        return handover(consumed: 0)
+    }
+
+    /// What a parser found that the connection acts on now that the parser's call has returned: a refusal releases
+    /// the client's held bytes; bytes after a refused CONNECT that are not HTTP go to a tunnel of their own.
+    private func settle(at time: Timestamp) {
+        switch refusal {
+        case .upgrade?:
+            refusal = nil
+            requestParser.releaseHeld(at: time)
+        case .tunnel(let code, let reason)?:
+            refusal = nil
+            refusedWith = (code, reason)
+            requestParser.releaseHeldAfterRefusedTunnel(at: time)
+        case nil:
+            break
+        }
+        if let notHTTP = requestParser.takeNotHTTP(), refusedTunnel == nil {
+            let context = TakeoverContext(connection: id, client: client, server: server, limits: limits, budget: budget,
+                                          emit: sink.emit)
+            let tunnel = TunnelSession(context: context, kind: "tunnel", refused: refusedWith)
+            refusedTunnel = tunnel
+            notHTTP.withUnsafeBytes { _ = tunnel.consume(.clientToServer, $0, at: time) }
+        }
+    }
+
+    /// The status and reason of the last refused CONNECT, for the summary of what the client sent after it.
+    private var refusedWith: (code: String, reason: String)?
+
+    /// The finding of the call that just returned, with the client's held bytes, for the router.
+    private func handover(consumed: Int) -> Handover? {
+        guard let next = found else { return nil }
+        found = nil
+        let held = requestParser.takeHeld()
+        return Handover(next: next, consumed: consumed, held: held.bytes, heldGap: held.gap)
     }
 
     // MARK: MessageParserDelegate
 
-    func parser(_ parser: HTTPMessageParser, sniffFirstBytes bytes: ArraySlice<UInt8>, at time: Timestamp) -> Bool? {
-        guard let isTLS = TLSRecordHeader.startsTLS(bytes) else { return nil }
-        guard isTLS else { return sniffUnrecognizedStart(bytes, at: time) }
-        switch TLSClientHello.parse(Array(bytes)) {
-        case .needMore:
-            return nil
-        case .notTLS:
-            return false
-        case .clientHello(let hello):
-            notice(.tls(serverName: hello.serverName, alpn: hello.alpn), at: time)
-            responseParser.becomeOpaque()
-            return true
-        }
-    }
-
-    /// First client bytes that are not TLS and cannot start an HTTP/1.x request line (which begins with a
-    /// method's letters): a connection picked up mid-way may be HTTP/2, so the takeover decoder may claim it.
-    private func sniffUnrecognizedStart(_ bytes: ArraySlice<UInt8>, at time: Timestamp) -> Bool? {
-        guard takeoverFactory != nil, let first = bytes.first, !(0x41...0x5a).contains(first) else { return false }
-        guard bytes.count >= 9 else { return nil }
-        guard startTakeover(.unrecognizedStart(Array(bytes), at: time)) != nil else { return false }
-        responseParser.becomeOpaque()
-        return true
-    }
-
-    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int,
+    func parser(_ parser: HTTPMessageParser, didParse head: ParsedHead, headSize: Int, warnings: [HTTPWarning],
                 at time: Timestamp) -> (MessageInProgress, BodyFraming)? {
-        var warnings = parser.pendingWarnings
-        parser.pendingWarnings = []
+        var warnings = warnings
         var answersNone = false
         if case .response = head.startLine, answering == nil, responseGap != nil || requestGapSeen {
             answersNone = !settlePairingAfterGap(responseStart: parser.headOffset,
@@ -271,8 +307,7 @@ final class HTTPConnection: MessageParserDelegate {
         switch head.startLine {
         case .request(let method, _, let version):
             if method == "PRI" && version == "HTTP/2.0" && waiting.isEmpty && parser.messagesParsed == 0 {
-                if startTakeover(.http2Preface) == nil { notice(.http2Preface, at: time) }
-                responseParser.becomeOpaque()
+                found = .http2Preface
                 return nil
             }
             if !clientPipelines, answering != nil || !waiting.isEmpty, let seen = message.acknowledged,
@@ -366,8 +401,9 @@ final class HTTPConnection: MessageParserDelegate {
             let wantsUpgrade = headers["Upgrade"] != nil && headers.tokens("Connection").contains("upgrade")
             // Wait for the response before reading on: after an accepted upgrade or tunnel the bytes are not HTTP.
             if method == "CONNECT" || wantsUpgrade {
-                if upgrade != nil { return .opaque }
-                return answering === message || waiting.contains(where: { $0 === message }) ? .hold : .next
+                guard answering === message || waiting.contains(where: { $0 === message }) else { return .next }
+                holdingFor = message
+                return .hold
             }
             return .next
 
@@ -386,72 +422,40 @@ final class HTTPConnection: MessageParserDelegate {
             let method = request?.method
             let acceptedTunnel = method == "CONNECT" && status.map { (200...299).contains($0) } == true
             if status == 101 || acceptedTunnel {
+                // HTTP/1.x ends here: the router hands the rest of the connection on, and reports this exchange
+                // or lets the next layer report it (h2c's upgrade request is HTTP/2 stream 1's).
                 let kind = status == 101 ? (message.head.headers["Upgrade"]?.lowercased() ?? "unknown") : "tunnel"
                 upgrade = kind
-                var exchange = makeExchange(request: request, response: message)
-                if status == 101, let takeover = startTakeover(.upgrade(exchange)) {
-                    exchange.upgradeDecoded = true
-                    if !takeover.reportsUpgradeExchange { sink.emit(.exchange(exchange)) }
-                } else {
-                    // CONNECT, or an upgrade no decoder claims: a tunnel, its bytes counted each way, and read by
-                    // a decoder of its own when one is plugged in (TLS inside, with a key log).
-                    let inner = kind == "tunnel" ? makeTakeover(.tunnel(exchange)) : nil
-                    exchange.upgradeDecoded = inner != nil
-                    sink.emit(.exchange(exchange))
-                    startUpgradedStream(kind, inner: inner)
+                let exchange = makeExchange(request: request, response: message)
+                switch kind {
+                case "tunnel": found = .tunnel(exchange)
+                case "h2c": found = .h2c(exchange)
+                case "websocket": found = .webSocket(exchange)
+                default: found = .upgrade(exchange)
                 }
-                requestParser.becomeOpaque(at: time)
                 return .opaque
             }
             emit(request: request, response: message)
-            if case .holding = requestParser.phase {
-                if method == "CONNECT" {
-                    // A refused tunnel: what the client sends next is HTTP, or the bytes it meant to tunnel.
-                    requestParser.refusedTunnelBytesFollow = { [weak self] _ in
-                        self?.startUpgradedStream("tunnel", refused: (code, reason))
-                    }
-                    requestParser.releaseHeldAfterRefusedTunnel(at: time)
-                } else {
-                    // A refused upgrade: the client's held bytes are HTTP after all.
-                    requestParser.releaseHeld(at: time)
-                }
-            }
-            return .next
+            guard case .holding = requestParser.phase, let request, request === holdingFor else { return .next }
+            holdingFor = nil
+            // A refused upgrade: the client's held bytes are HTTP after all; after a refused CONNECT, HTTP or the
+            // bytes it meant to tunnel. Released once this call returns, before the next response is read.
+            refusal = method == "CONNECT" ? .tunnel(code: code, reason: reason) : .upgrade
+            return .nextAfterReturn
         }
     }
 
-    func parser(_ parser: HTTPMessageParser, problem: HTTPWarning, at time: Timestamp) {
+    func parserWarnsOfProblems(_ parser: HTTPMessageParser) -> Bool {
         // Trouble before any HTTP was seen means this is probably not HTTP: say nothing.
-        guard parser.messagesParsed > 0 || !waiting.isEmpty else { return }
-        parser.pendingWarnings.append(problem)
-    }
-
-    /// From now on the connection's bytes go to a handler for the upgraded protocol (a tunnel by default).
-    /// `refused`: the status that refused a CONNECT, when these are the client's bytes after it (client side only).
-    /// `inner`: a decoder for what the tunnel carries, fed alongside the tunnel's own counting.
-    private func startUpgradedStream(_ kind: String, refused: (code: String, reason: String)? = nil,
-                                     inner: ConnectionTakeover? = nil) {
-        let context = UpgradedStreamContext(
-            id: id, client: client, server: server, upgrade: kind, refused: refused, limits: limits, sink: sink,
-            notice: { [weak self] kind, time in self?.notice(kind, at: time) }, inner: inner)
-        let handler = UpgradedStreams.make(context)
-        upgraded = handler
-        requestParser.opaqueBytes = { [weak handler] bytes, time in handler?.received(bytes, from: .clientToServer, at: time) }
-        responseParser.opaqueBytes = { [weak handler] bytes, time in handler?.received(bytes, from: .serverToClient, at: time) }
-        requestParser.opaqueGap = { [weak handler] length, time in handler?.gap(length: length, from: .clientToServer, at: time) }
-        responseParser.opaqueGap = { [weak handler] length, time in handler?.gap(length: length, from: .serverToClient, at: time) }
+        parser.messagesParsed > 0 || !waiting.isEmpty
     }
 
     // MARK: Emitting
 
     func close(at time: Timestamp) {
-        if let takeover {
-            takeover.close(at: time)
-            return
-        }
-        if let upgraded {
-            self.upgraded = nil
-            upgraded.closed(at: time)
+        if let refusedTunnel {
+            self.refusedTunnel = nil
+            refusedTunnel.close(at: time)
         }
         // Trouble noticed in the response stream belongs to the first request left unanswered.
         if let first = answering ?? waiting.first {
@@ -476,40 +480,6 @@ final class HTTPConnection: MessageParserDelegate {
         guard warnings.count > limit else { return warnings }
         return Array(warnings.prefix(limit - 1))
             + [.moreWarningsNotShown(warnings.count - limit + 1)]
-    }
-
-    private func notice(_ kind: ConnectionNotice.Kind, at time: Timestamp) {
-        guard !noticed else { return }
-        noticed = true
-        sink.emit(.notice(ConnectionNotice(connection: id, client: client, server: server, kind: kind, time: time)))
-    }
-
-    /// The plugged-in decoder for `trigger`, if any (not yet given the connection's bytes).
-    private func makeTakeover(_ trigger: TakeoverTrigger) -> ConnectionTakeover? {
-        guard let takeoverFactory else { return nil }
-        let context = TakeoverContext(connection: id, client: client, server: server, limits: limits, budget: budget,
-                                      emit: sink.emit)
-        return takeoverFactory(context, trigger)
-    }
-
-    /// Hands the connection to the takeover decoder, if one is plugged in and wants it; from then on every byte
-    /// (including the rest of the segment that triggered it and bytes held for an upgrade) goes to it.
-    private func startTakeover(_ trigger: TakeoverTrigger) -> ConnectionTakeover? {
-        guard takeover == nil, let decoder = makeTakeover(trigger) else { return nil }
-        takeover = decoder
-        requestParser.opaqueBytes = { [unowned decoder] bytes, time in decoder.consume(.clientToServer, bytes, at: time) }
-        responseParser.opaqueBytes = { [unowned decoder] bytes, time in decoder.consume(.serverToClient, bytes, at: time) }
-        requestParser.opaqueGap = { [unowned decoder] length, time in decoder.gap(.clientToServer, length: length, at: time) }
-        responseParser.opaqueGap = { [unowned decoder] length, time in decoder.gap(.serverToClient, length: length, at: time) }
-        return decoder
-    }
-
-    /// TLS ALPN (told by the layer that decrypts) chose the protocol before any stream bytes.
-    func negotiated(_ protocolName: String, at time: Timestamp) {
-        guard takeover == nil, requestParser.messagesParsed == 0, responseParser.messagesParsed == 0,
-              startTakeover(.negotiated(protocolName)) != nil else { return }
-        requestParser.becomeOpaque()
-        responseParser.becomeOpaque()
     }
 
     private func emit(request: MessageInProgress?, response: MessageInProgress?) {

@@ -43,16 +43,20 @@ import Testing
     }
 
     /// What a plugged-in tunnel decoder is given, in order.
-    final class RecordingTunnelDecoder: ConnectionTakeover {
-        let reportsUpgradeExchange = false
+    final class RecordingTunnelDecoder: ConnectionHandler {
         var bytes: [StreamDirection: [UInt8]] = [:]
         var calls: [String] = []
-        func consume(_ direction: StreamDirection, _ data: UnsafeRawBufferPointer, at time: Timestamp) {
+        func consume(_ direction: StreamDirection, _ data: UnsafeRawBufferPointer, at time: Timestamp) -> Handover? {
             bytes[direction, default: []] += data
+            return nil
         }
-        func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) { calls.append("gap \(length)") }
-        func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) {
+        func gap(_ direction: StreamDirection, length: Int, at time: Timestamp) -> Handover? {
+            calls.append("gap \(length)")
+            return nil
+        }
+        func end(_ direction: StreamDirection, reason: StreamEndReason, at time: Timestamp) -> Handover? {
             calls.append(direction == .clientToServer ? "client end" : "server end")
+            return nil
         }
         func close(at time: Timestamp) { calls.append("close") }
     }
