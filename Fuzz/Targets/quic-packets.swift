@@ -25,7 +25,7 @@ private let secrets: [(String, UInt8)] = [("CLIENT_HANDSHAKE_TRAFFIC_SECRET", 1)
 private let keyLogText = secrets.map { label, fill in
     "\(label) \(random.map { String(format: "%02x", $0) }.joined()) \(String(repeating: String(format: "%02x", fill), count: 32))"
 }.joined(separator: "\n")
-private let keySource: TLSKeySource = {
+nonisolated(unsafe) private let keySource: TLSKeySource = {
     var warnings: [TLSKeyLog.Warning] = []
     return TLSKeySource(keyLog: TLSKeyLog(text: keyLogText, warnings: &warnings))
 }()

@@ -56,9 +56,16 @@ public enum QUICWarning: Sendable, Hashable, CustomStringConvertible {
             return "QUIC: more than \(limit) streams on the connection; later streams are not followed"
         case .closedWithError(let code, let application, let reason):
             let hex = "0x" + String(code, radix: 16)
-            let what = application ? "application error \(hex)"
-                : Self.transportErrors[code].map { "transport error \($0) (\(hex))" }
-                ?? (0x100...0x1ff).contains(code) ? "TLS alert \(code - 0x100) (\(hex))" : "transport error \(hex)"
+            let what: String
+            if application {
+                what = "application error \(hex)"
+            } else if let name = Self.transportErrors[code] {
+                what = "transport error \(name) (\(hex))"
+            } else if (0x100...0x1ff).contains(code) {
+                what = "TLS alert \(code - 0x100) (\(hex))"
+            } else {
+                what = "transport error \(hex)"
+            }
             return "QUIC: connection closed with \(what)" + (reason.isEmpty ? "" : ": \(reason)")
         case .retry:
             return "QUIC: the server asked the client to retry with a token (Retry)"
