@@ -104,8 +104,8 @@ let package = Package(
         .target(
             name: "CaptureEngine",
             dependencies: [
-                "FlowReassembly", "HTTP2", "HTTPDecoding", "HTTPModel", "PacketCapture", "PacketDecoding", "QUIC",
-                "SystemSupport", "TLS",
+                "BodyDecoding", "FlowReassembly", "HTTP2", "HTTP3", "HTTPDecoding", "HTTPModel", "PacketCapture",
+                "PacketDecoding", "QUIC", "SystemSupport", "TLS",
             ],
             swiftSettings: crossModule
         ),

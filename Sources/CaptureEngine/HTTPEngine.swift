@@ -130,11 +130,11 @@ private struct ReadLoop {
         defer { try? writer?.flush() }
         // QUIC runs on the reading thread; a followed key log is re-read there from its own copy.
         var quic = options.labelQUIC ? QUICDecoder(keySource: options.keys.map { $0.follows ? $0.copy() : $0 }) : nil
+        let quicRouter = QUICRouter(limits: options.limits, sink: show)
 
         var lastTime: Timestamp?
         var packetsCut = 0, packetsRead = 0, longestCut = 0
-        func feed<Target: StreamConsumer>(_ packet: CapturedPacket, into target: inout Target,
-                                          quicEvent: (CaptureEvent) -> Void) {
+        func feed<Target: StreamConsumer>(_ packet: CapturedPacket, into target: inout Target) {
             packetsRead += 1
             lastTime = packet.timestamp
             if packet.bytes.count < packet.originalLength {
@@ -150,12 +150,14 @@ private struct ReadLoop {
                 writer.write(packet)
             }
             if let udp = decoded.udp, quic != nil {
-                quic!.receive(udp, at: packet.timestamp) { QUICEvents.forward($0, to: quicEvent) }
+                quic!.receive(udp, at: packet.timestamp) { quicRouter.route($0) }
             }
         }
         // Two threads: the consumer moves to the pipeline's worker for the loop and comes back before anything
         // else is emitted, so messages on standard error keep their single-threaded order too.
         let pipeline = try options.pipeline.map { try StreamPipeline(consumer: consumer, policy: $0, deliver: show) }
+        // With two threads QUIC's events join reassembly's batch, so they keep their place among TCP's.
+        if let pipeline { quicRouter.sink = { pipeline.batch.append(extra: $0) } }
         var splitter = pipeline.map { pipeline in
             local?.route.pipelineBatch = { pipeline.batch.append(extra: $0) }
             return ConnectionSplitter(local: local?.consumer, pipeline: pipeline)
@@ -167,11 +169,11 @@ private struct ReadLoop {
                                       // Two threads: the worker owns the consumer; the quiet time reaches it
                                       // in order with what is batched.
                                       if let pipeline {
-                                          quic?.idle { QUICEvents.forward($0) { pipeline.batch.append(extra: $0) } }
+                                          quic?.idle { quicRouter.route($0) }
                                           pipeline.batch.idle()
                                           pipeline.handOver()
                                       } else {
-                                          quic?.idle { QUICEvents.forward($0, to: show) }
+                                          quic?.idle { quicRouter.route($0) }
                                           consumer.idle()
                                       }
                                   },
@@ -182,10 +184,10 @@ private struct ReadLoop {
                                   },
                                   ended: ended) { packet in
                 if let pipeline {
-                    feed(packet, into: &splitter!) { pipeline.batch.append(extra: $0) }
+                    feed(packet, into: &splitter!)
                     pipeline.packetDone()
                 } else {
-                    feed(packet, into: &consumer, quicEvent: show)
+                    feed(packet, into: &consumer)
                 }
             }
         } catch {
@@ -193,7 +195,8 @@ private struct ReadLoop {
         }
         if let count = options.packetLimit, packetsRead >= count { note(.stoppedAtCount(count)) }
         let end = lastTime ?? Timestamp(seconds: 0, nanoseconds: 0)
-        quic?.finish(at: end) { QUICEvents.forward($0, to: show) }
+        quicRouter.sink = show  // the worker is done: from here on everything is emitted on this thread
+        quic?.finish(at: end) { quicRouter.route($0) }
         if var splitter {
             // Reassembly closes every connection it still has here, so both decoders are left with none open and
             // flushing them one after the other cannot reorder anything.
