@@ -28,7 +28,7 @@ final class QUICRouter {
         case .notice(let notice):
             sink(.http(.notice(notice)))
         case .warning(let connection, let warning, let time):
-            sink(.http(.warning(connection: connection, message: warning.description, time: time)))
+            sink(.http(.warning(connection: connection, warning: AnyConnectionWarning(warning), time: time)))
         case .opened(let connection, let client, let server, let alpn, _):
             guard let alpn, alpn == "h3" || alpn.hasPrefix("h3-") else { return }
             http3[connection] = HTTP3Connection(connection: connection, client: client, server: server, limits: limits,

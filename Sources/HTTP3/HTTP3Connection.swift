@@ -468,8 +468,16 @@ public final class HTTP3Connection {
 
     /// After encoder stream bytes of `side`: blocks that can now be decoded are, and what waited behind them is read.
     private func resumeUnblocked(_ side: Int, at time: Timestamp) {
-        guard let decoder = qpack[side] else { return }
-        for (key, outcome) in decoder.unblocked() {
+        // What a resumed side reads may fail another block and lose the table: repeat until nothing is left to tell.
+        while let decoder = qpack[side] {
+            let results = decoder.unblocked()
+            if results.isEmpty { return }
+            resume(results, side, at: time)
+        }
+    }
+
+    private func resume(_ results: [(stream: UInt64, outcome: QPACKDecoder.Outcome)], _ side: Int, at time: Timestamp) {
+        for (key, outcome) in results {
             guard let (exchange, direction) = waiting[side].removeValue(forKey: key),
                   let blocked = exchange.side(direction).blocked else { continue }
             let messageSide = exchange.side(direction)
@@ -544,12 +552,13 @@ public final class HTTP3Connection {
         emit(.exchange(event))
     }
 
-    private func warnConnection(_ warning: HTTP3ConnectionWarning) {
-        emit(.warning(connection: connection, message: "\(client) → \(server): \(warning)", time: currentTime))
+    private func warnConnection(_ kind: HTTP3ConnectionWarning.Kind) {
+        let warning = HTTP3ConnectionWarning(client: client, server: server, kind: kind)
+        emit(.warning(connection: connection, warning: AnyConnectionWarning(warning), time: currentTime))
     }
 
     /// Once per connection for each key (a kind of trouble, per side), however often it happens.
-    private func warnOnce(_ key: String, _ warning: HTTP3ConnectionWarning) {
+    private func warnOnce(_ key: String, _ warning: HTTP3ConnectionWarning.Kind) {
         guard warned.insert(key).inserted else { return }
         warnConnection(warning)
     }

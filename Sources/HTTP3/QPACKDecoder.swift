@@ -106,15 +106,16 @@ final class QPACKDecoder {
     /// Blocks that were waiting and now have an outcome, in the order they were blocked: decoded with the entries
     /// inserted since, or failed because the table was lost meanwhile.
     func unblocked() -> [(stream: UInt64, outcome: Outcome)] {
-        var results = lostWhileWaiting.map { ($0, Outcome.failed(.qpackTableNotTracked)) }
-        lostWhileWaiting = []
-        let count = insertCount
-        let ready = waiting.filter { $0.value.required <= count }.sorted { $0.value.order < $1.value.order }
-        for (stream, entry) in ready {
+        var results: [(UInt64, Outcome)] = []
+        // One at a time, looked up afresh: a block that fails loses the table, which frees every other waiting
+        // block's context (a list taken before the loop would then run freed contexts: found by fuzzing).
+        while let (stream, entry) = waiting.filter({ $0.value.required <= insertCount }).min(by: { $0.value.order < $1.value.order }) {
             waiting[stream] = nil
             results.append((stream, run(entry.context, entry.rest[...]).outcome))
             nghttp3_qpack_stream_context_del(entry.context)
         }
+        results += lostWhileWaiting.map { ($0, Outcome.failed(.qpackTableNotTracked)) }
+        lostWhileWaiting = []
         return results
     }
 

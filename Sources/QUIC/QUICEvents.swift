@@ -29,7 +29,7 @@ public enum QUICEvent {
 }
 
 /// What went wrong on a QUIC connection, with its facts; worded once in `description`.
-public enum QUICWarning: Sendable, Hashable, CustomStringConvertible {
+public enum QUICWarning: ConnectionWarning {
     /// Packets of a level whose keys the key log does not hold (or that did not open with them).
     case undecryptable(level: String, packets: Int)
     /// A frame that could not be read ended its packet early.

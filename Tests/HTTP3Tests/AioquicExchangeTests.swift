@@ -100,7 +100,7 @@ struct AioquicExchangeTests {
         #expect(unknown.allSatisfy { $0.warnings.contains(.qpackTableNotTracked) && !$0.complete })
         // The first GET was sent before any insert: whole.
         #expect(exchanges.first { $0.http3?.streamID == 0 }?.complete == true)
-        #expect(events.contains { if case .warning(_, let message, _) = $0 { return message.contains("encoder stream") }; return false })
+        #expect(events.contains { if case .warning(_, let warning, _) = $0 { return warning.description.contains("encoder stream") }; return false })
     }
 
     @Test("limits: a small frame buffer skips big frames and says so; open streams past the limit are reported early")

@@ -33,7 +33,7 @@ struct HTTP3FramingTests {
             return H3Fixture.exchanges(events)
         }
 
-        var warnings: [String] { events.compactMap { if case .warning(_, let message, _) = $0 { return message }; return nil } }
+        var warnings: [String] { events.compactMap { if case .warning(_, let warning, _) = $0 { return warning.description }; return nil } }
     }
 
     @Test("frame reader: any split of the input gives the same frames; DATA streams through", arguments: [1, 2, 3, 5, 64])

@@ -97,7 +97,7 @@ struct QPACKExampleTests {
         }
     }
 
-    @Test("one-byte references to a large entry stop at the header list limit (found by fuzzing: a 28 s hang)")
+    @Test("one-byte references to a large entry stop at the header list limit")
     func headerListBomb() {
         let decoder = QPACKDecoder(maxTableCapacity: 4096, limit: 1 << 20, maxBlockedStreams: 16, maxHeaderListBytes: 256 * 1024)
         // Set Dynamic Table Capacity 4096; Insert With Literal Name x = 3000 bytes of "a".
@@ -111,6 +111,23 @@ struct QPACKExampleTests {
         // The table is still followed: a small block referring to the same entry decodes.
         #expect(decoder.tableTracked)
         #expect(Self.fields(decoder.decode(Self.hex("0200 80"), stream: 4)).first?.hasPrefix("x=aaa") == true)
+    }
+
+    @Test("a waiting block that fails on resuming loses the table; the blocks waiting with it are told, not run freed (found by fuzzing)")
+    func failureWhileResuming() throws {
+        let decoder = QPACKDecoder(maxTableCapacity: 220, limit: 1 << 20, maxBlockedStreams: 16)
+        #expect(Self.encoder(decoder, "3fbd01") == nil)
+        // Both need one insert; the first refers to a post-base entry that will not exist.
+        guard case .blocked = decoder.decode(Self.hex("0280 15"), stream: 0),
+              case .blocked = decoder.decode(Self.hex("0280 10"), stream: 4) else { Issue.record("not blocked"); return }
+        #expect(Self.encoder(decoder, "c00f 7777 772e 6578 616d 706c 652e 636f 6d") == nil)
+        let results = decoder.unblocked()
+        try #require(results.count == 2)
+        #expect(results[0].stream == 0 && results[1].stream == 4)
+        guard case .failed(.qpackFailed) = results[0].outcome, case .failed(.qpackTableNotTracked) = results[1].outcome else {
+            Issue.record("outcomes \(results)"); return
+        }
+        #expect(decoder.unblocked().isEmpty && !decoder.tableTracked)
     }
 
     @Test("decoder stream instructions split anywhere are read alike; a broken one is reported")
