@@ -2,7 +2,7 @@
 """Turns capture fixtures into starting inputs for the fuzz targets (see docs/fuzzing.md).
 
 Usage: make-seeds.py KIND OUT_DIR MAX_LEN FIXTURE...
-KIND is the second column of Fuzz/targets: packets, streams, clienthello, files, tunnels, tlsrecords, hpack, quic,
+KIND is the second column of Fuzz/targets: packets, streams, clienthello, files, tunnels, tlsrecords, hpack, quic, h3,
 nfqueue, none.
 """
 import hashlib
@@ -291,6 +291,32 @@ def seed_quic(out, fixtures, max_len):
                 save(out, bytes([1]) + bytes(packet[UDP].payload), max_len)
 
 
+def seed_h3(out, fixtures, max_len):
+    """The stream pieces of Tests/Fixtures/h3 (aioquic's HTTP/3 client and server, Scripts/fixtures/make-h3-streams.py)
+    as http3-frames steps: request streams by index, unidirectional streams by index and side, resets; whole and in
+    halves."""
+    import glob
+    import json
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in sorted(glob.glob(os.path.join(here, "..", "Tests", "Fixtures", "h3", "*.jsonl"))):
+        steps = []
+        for line in open(path):
+            piece = json.loads(line)
+            side = 0 if piece["client"] else 1
+            if "reset" in piece:
+                steps.append(bytes([side | 2 << 1, piece["reset"] & 0xFF]) + struct.pack(">H", piece["code"] & 0xFFFF))
+                continue
+            stream, data = piece["stream"], bytes.fromhex(piece["hex"])
+            fin = 1 if piece["fin"] else 0
+            kind, index = (1, (stream - 2 - side) // 4) if stream & 2 else (0, stream // 4)
+            if index > 255:
+                continue
+            steps.append(bytes([side | kind << 1 | fin << 4, index]) + struct.pack(">H", len(data)) + data)
+        for options in (0, 1, 4, 9):
+            save(out, bytes([options]) + b"".join(steps), max_len)
+        save(out, bytes([0]) + b"".join(steps[: len(steps) // 2]), max_len)
+
+
 def nfq_attribute(kind, payload):
     length = 4 + len(payload)
     return struct.pack("<HH", length, kind) + payload + bytes((4 - length % 4) % 4)
@@ -330,7 +356,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     makers = {"packets": seed_packets, "streams": seed_streams, "clienthello": seed_clienthello,
               "files": seed_files, "tunnels": seed_tunnels, "tlsrecords": seed_tlsrecords,
-              "hpack": seed_hpack, "quic": seed_quic, "nfqueue": seed_nfqueue,
+              "hpack": seed_hpack, "quic": seed_quic, "h3": seed_h3, "nfqueue": seed_nfqueue,
               "none": lambda *args: None}
     if kind not in makers:
         sys.exit(f"make-seeds.py: unknown seed kind {kind!r}; known: {', '.join(sorted(makers))}")

@@ -45,9 +45,9 @@ private func touch(_ event: HTTPEvent) -> Int {
             for header in response.headers { total += header.name.utf8.count + header.value.utf8.count }
         }
         return total
-    case .warning(_, let message, _):
-        precondition(!message.isEmpty)
-        return message.utf8.count
+    case .warning(_, let warning, _):
+        precondition(!warning.description.isEmpty)
+        return warning.description.utf8.count
     default:
         return 1
     }

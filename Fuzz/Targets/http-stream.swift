@@ -52,8 +52,8 @@ private struct OffsetCheck: StreamConsumer {
         delivered[id] = nil
         inner.connectionClosed(id, at: time)
     }
-    mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {
-        inner.warning(id, message, at: time)
+    mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp) {
+        inner.warning(id, warning, at: time)
     }
 }
 
@@ -97,8 +97,8 @@ public func fuzzHTTPStream(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             _ = sink.flush()
         case .notice(let notice):
             _ = renderer.render(notice)
-        case .warning(_, let message, let time):
-            _ = renderer.render(warning: message, time: time)
+        case .warning(_, let warning, let time):
+            _ = renderer.render(warning: warning.description, time: time)
         case .webSocket(let message):
             _ = renderer.render(message)
             HTTPJSONRenderer.appendLine(for: message, to: &sink)

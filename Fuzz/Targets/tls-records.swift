@@ -93,7 +93,7 @@ private struct CountingConsumer: StreamConsumer {
         ended.insert(direction == .clientToServer ? 0 : 1)
     }
     mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp) {}
-    mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {
+    mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp) {
         precondition(!message.isEmpty)
         warnings += 1
     }

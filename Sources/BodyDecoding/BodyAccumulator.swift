@@ -48,6 +48,13 @@ package final class BodyAccumulator {
     private var producedBytes = 0
     private let budget: DecodedBytesBudget?
 
+    /// A body for a message with these fields: its content-encoding and content-type (HTTP/2 and HTTP/3 streams).
+    package convenience init(fields: [(name: String, value: String)]?, limits: HTTPDecoderLimits, budget: DecodedBytesBudget?) {
+        let headers = HTTPHeaders(fields ?? [])
+        self.init(contentEncoding: headers.tokens("content-encoding"), contentType: headers["content-type"], limits: limits,
+                  budget: budget)
+    }
+
     /// `contentEncoding`: the Content-Encoding tokens as listed in the header (`identity` ignored). `budget`: the
     /// decoded bytes left for the whole capture, shared by every body.
     package init(contentEncoding: [String], contentType: String?, limits: HTTPDecoderLimits,

@@ -85,13 +85,13 @@ struct ConnectionSplitter<Consumer: StreamConsumer>: StreamConsumer {
         decodedHere.remove(id)
     }
 
-    mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {
+    mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp) {
         // A warning about no connection in particular is shown by whichever decoder hears it: the same line.
         guard let id else {
-            if pipelineRunning { pipeline.batch.warning(nil, message, at: time) } else { remote!.warning(nil, message, at: time) }
+            if pipelineRunning { pipeline.batch.warning(nil, warning, at: time) } else { remote!.warning(nil, warning, at: time) }
             return
         }
-        route(id, local: { $0.warning(id, message, at: time) }, worker: { $0.warning(id, message, at: time) })
+        route(id, local: { $0.warning(id, warning, at: time) }, worker: { $0.warning(id, warning, at: time) })
     }
 
     mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp) {

@@ -64,5 +64,5 @@ struct Connection: Sendable {
 
 extension StreamDirection {
     var reversed: StreamDirection { self == .clientToServer ? .serverToClient : .clientToServer }
-    var label: String { self == .clientToServer ? "client→server" : "server→client" }
+    public var label: String { self == .clientToServer ? "client→server" : "server→client" }
 }

@@ -48,7 +48,7 @@ public protocol StreamConsumer {
     /// Both directions have ended; the id will not be used again.
     mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp)
     /// Something worth telling the user that is not tied to one stream's bytes (a limit was hit, say).
-    mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp)
+    mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp)
     /// The application protocol a connection negotiated out of band (TLS ALPN), before its first stream bytes.
     mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp)
     /// No packet has come for a while (live captures, about every 100 ms while quiet): work held back for something

@@ -185,7 +185,7 @@ public struct TCPReassembler: Sendable {
                 counters.ignoredSegments += 1
                 if !slots[s].warnedAboutIgnoredReset {
                     slots[s].warnedAboutIgnoredReset = true
-                    consumer.warning(id, "RST \(reason) ignored, as a TCP stack would: the connection goes on", at: time)
+                    consumer.warning(id, ReassemblyWarning.resetIgnored(reason), at: time)
                 }
                 return
             }
@@ -319,7 +319,7 @@ public struct TCPReassembler: Sendable {
     /// A new SYN on a 4-tuple whose connection had not ended: the old one ends (`.evicted`) and is forgotten.
     private mutating func endReusedConnection<Consumer: StreamConsumer>(slot s: Int, at time: Timestamp,
                                                                         into consumer: inout Consumer) {
-        consumer.warning(slots[s].id, "connection reused by a new SYN before it ended; ending the old one", at: time)
+        consumer.warning(slots[s].id, ReassemblyWarning.reusedBySYN, at: time)
         closeConnection(slot: s, reason: .evicted, at: time, into: &consumer)
         remove(slot: s)
     }
@@ -377,8 +377,8 @@ public struct TCPReassembler: Sendable {
         consumer.connectionOpened(connection.id, client: connection.client, server: connection.server,
                                   at: connection.heldSince)
         if !synSeen {
-            consumer.warning(connection.id, "connection picked up mid-stream (no SYN seen); \(connection.server) "
-                             + "taken as the server because it has the lower port", at: connection.heldSince)
+            consumer.warning(connection.id, ReassemblyWarning.pickedUpMidStream(server: connection.server),
+                             at: connection.heldSince)
         }
         syncPeerPositions(slot: s)
         let serverAnchor = slots[s].toServer.anchor, clientAnchor = slots[s].toClient.anchor
@@ -439,13 +439,13 @@ public struct TCPReassembler: Sendable {
     /// signature (a stack without the key cannot check it, so it ignores it), or its sequence number lies before
     /// the bytes its sender already sent or beyond any window (RFC 5961 section 3).
     private func reasonToIgnoreReset(slot s: Int, direction: StreamDirection, sequence: UInt32,
-                                     signed: Bool) -> String? {
-        if signed { return "carrying a TCP-MD5/TCP-AO signature" }
+                                     signed: Bool) -> ReassemblyWarning.IgnoredReset? {
+        if signed { return .signed }
         let half = slots[s][direction]
         guard half.phase == .open else { return nil }
         let distance = sequenceDistance(from: half.nextSequence, to: sequence)
         if distance < 0 || distance > maximumWindow {
-            return "outside the window (sequence \(sequence), next expected \(half.nextSequence))"
+            return .outsideWindow(sequence: sequence, nextExpected: half.nextSequence)
         }
         return nil
     }
@@ -596,8 +596,8 @@ public struct TCPReassembler: Sendable {
         for s in candidates.prefix(count) {
             if slots[s].state == .open {
                 counters.limitHits += 1
-                consumer.warning(slots[s].id, "connection limit (\(limits.maxConnections)) reached: "
-                                 + "evicted this least recently active connection", at: time)
+                consumer.warning(slots[s].id, ReassemblyWarning.connectionLimitReached(limit: limits.maxConnections),
+                                 at: time)
                 closeConnection(slot: s, reason: .evicted, at: time, into: &consumer)
             }
             remove(slot: s)
@@ -653,8 +653,7 @@ public struct TCPReassembler: Sendable {
             counters.conflictingOverlaps += 1
             if !slots[s].warnedAboutConflict && !slots[s].isProvisional {
                 slots[s].warnedAboutConflict = true
-                consumer.warning(slots[s].id, "retransmitted bytes differ from the ones first seen; "
-                                 + "kept the first ones", at: time)
+                consumer.warning(slots[s].id, ReassemblyWarning.retransmissionDiffers, at: time)
             }
         }
         bufferedBytes += change.buffered
@@ -670,12 +669,12 @@ public struct TCPReassembler: Sendable {
     private mutating func enforceBufferLimits<Consumer: StreamConsumer>(current s: Int, at time: Timestamp,
                                                                         into consumer: inout Consumer) {
         while slots[s].bufferedBytes > limits.maxBufferedBytesPerConnection {
-            giveUpOldestHole(slot: s, limitDescription: "per-connection buffer limit "
-                             + "(\(limits.maxBufferedBytesPerConnection) bytes)", at: time, into: &consumer)
+            giveUpOldestHole(slot: s, limit: .bytesPerConnection(limits.maxBufferedBytesPerConnection), at: time,
+                             into: &consumer)
         }
         while slots[s].bufferedChunks > limits.maxBufferedSegmentsPerConnection {
-            giveUpOldestHole(slot: s, limitDescription: "per-connection limit on separately buffered chunks "
-                             + "(\(limits.maxBufferedSegmentsPerConnection))", at: time, into: &consumer)
+            giveUpOldestHole(slot: s, limit: .chunksPerConnection(limits.maxBufferedSegmentsPerConnection), at: time,
+                             into: &consumer)
         }
         while bufferedBytes > limits.maxBufferedBytesTotal {
             // The connection whose oldest buffered data has waited longest gives way.
@@ -683,14 +682,13 @@ public struct TCPReassembler: Sendable {
                 let x = slots[a].oldestStall, y = slots[b].oldestStall
                 return x != y ? x < y : slots[a].id.rawValue < slots[b].id.rawValue
             }) else { break }
-            giveUpOldestHole(slot: oldest, limitDescription: "total buffer limit (\(limits.maxBufferedBytesTotal) "
-                             + "bytes)", at: time, into: &consumer)
+            giveUpOldestHole(slot: oldest, limit: .bytesInAll(limits.maxBufferedBytesTotal), at: time, into: &consumer)
         }
         counters.peakBufferedBytes = max(counters.peakBufferedBytes, bufferedBytes)
     }
 
     private mutating func giveUpOldestHole<Consumer: StreamConsumer>(
-        slot s: Int, limitDescription: String, at time: Timestamp, into consumer: inout Consumer
+        slot s: Int, limit: ReassemblyWarning.BufferLimit, at time: Timestamp, into consumer: inout Consumer
     ) {
         if slots[s].isProvisional {
             // Held bytes count too: stop holding first (the loop calling this checks the limit again).
@@ -710,8 +708,7 @@ public struct TCPReassembler: Sendable {
         let step = slots[s][direction].skipToBufferedData(at: time, id: id, direction: direction, into: &consumer)
         counters.limitHits += 1
         account(gap: step.gap, released: step.released, slot: s)
-        consumer.warning(id, "\(limitDescription) reached: gave up waiting for \(step.gap) missing bytes "
-                         + "(\(direction.label))", at: time)
+        consumer.warning(id, ReassemblyWarning.gaveUpWaiting(limit, missingBytes: step.gap, direction: direction), at: time)
         if slots[s][direction].reachedFIN {
             let ended = slots[s][direction].end(slots[s].endReason, at: time, id: id, direction: direction,
                                                 into: &consumer)

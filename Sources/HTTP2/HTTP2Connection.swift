@@ -52,9 +52,7 @@ final class HTTP2Connection: ConnectionHandler {
                                          maxTableBytes: limits.maxHeaderTableBytes, tableUnknown: midConnection)
         headerDecoders = [decoder, decoder]
         if midConnection {
-            context.emit(.warning(connection: context.connection,
-                                  message: "HTTP/2 connection \(context.client) → \(context.server) picked up without its start: header table unknown, decoding what can be decoded",
-                                  time: time ?? upgrade?.time ?? Timestamp(seconds: 0, nanoseconds: 0)))
+            warnConnection(.pickedUpWithoutStart, at: time ?? upgrade?.time ?? Timestamp(seconds: 0, nanoseconds: 0))
         }
         if let upgrade, let request = upgrade.request, let response = upgrade.response {
             let stream = HTTP2Stream(id: 1)
@@ -91,7 +89,7 @@ final class HTTP2Connection: ConnectionHandler {
         if direction == .clientToServer && !prefaceLeft.isEmpty {
             let take = min(prefaceLeft.count, input.count)
             if !input.prefix(take).elementsEqual(prefaceLeft.prefix(take)) {
-                warnConnection("client bytes do not start with the HTTP/2 connection preface; reading them as frames anyway")
+                warnConnection(.noPreface)
                 prefaceLeft = []
             } else {
                 prefaceLeft = prefaceLeft.dropFirst(take)
@@ -108,12 +106,11 @@ final class HTTP2Connection: ConnectionHandler {
         let side = index(direction)
         guard !lost[side] else { return nil }
         lost[side] = true
-        let who = direction == .clientToServer ? "client" : "server"
         for stream in streams.values.sorted(by: { $0.id < $1.id }) where !stream.side(direction).ended {
             stream.warnings.append(.http2BytesNeverCaptured(length: length, from: direction))
             stream.side(direction).body?.gap(length: length)
         }
-        warnConnection("\(length) bytes from the \(who) were never captured: HTTP/2 frame boundaries lost, the \(who)'s later frames are not decoded")
+        warnConnection(.bytesNeverCaptured(length: length, from: direction))
         return nil
     }
 
@@ -147,7 +144,7 @@ final class HTTP2Connection: ConnectionHandler {
                 headerDecoders[index(direction)].markTableUnknown()
             }
             streams[header.streamID]?.warnings.append(.http2FrameSkipped(reason))
-            warnOnce("skip-\(header.type)", "HTTP/2 frame skipped: \(reason)")
+            warnOnce("skip-\(header.type)", .frameSkipped(reason))
         case .data(let header, let bytes, let last):
             data(header, bytes, last: last, from: direction, at: time)
         case .frame(let header, let payload):
@@ -234,7 +231,7 @@ final class HTTP2Connection: ConnectionHandler {
             goaway = (direction, code, last)
             if code != 0 {
                 let debug = String(decoding: UnsafeRawBufferPointer(rebasing: payload[8...]).prefix(200), as: UTF8.self)
-                warnConnection("GOAWAY from the \(direction == .clientToServer ? "client" : "server"): \(HTTP2ErrorCode.name(code)) (0x\(String(code, radix: 16))), last stream \(last)\(debug.isEmpty ? "" : ": \(debug)")")
+                warnConnection(.goAway(from: direction, code: code, lastStream: last, debug: debug))
             }
         default:
             break  // PRIORITY, PING, WINDOW_UPDATE and unknown types change no exchange.
@@ -244,7 +241,7 @@ final class HTTP2Connection: ConnectionHandler {
     private func malformed(_ header: FrameHeader, _ reason: HTTP2FrameTrouble, _ direction: StreamDirection) {
         headerDecoders[index(direction)].markTableUnknown()
         streams[header.streamID]?.warnings.append(.http2MalformedFrame(reason))
-        warnOnce("malformed-\(header.type)", "HTTP/2: \(reason) (stream \(header.streamID))")
+        warnOnce("malformed-\(header.type)", .malformedFrame(reason, stream: header.streamID))
     }
 
     private func startBlock(_ block: PendingBlock, fragment payload: UnsafeRawBufferPointer, _ from: Int, _ to: Int,
@@ -276,7 +273,7 @@ final class HTTP2Connection: ConnectionHandler {
         if block.tooLarge {
             headerDecoders[side].markTableUnknown()
             stream.warnings.append(.http2HeaderBlockOverLimit(limit: limits.maxHeaderBlockBytes))
-            warnOnce("block-limit", "HTTP/2 header block over the \(limits.maxHeaderBlockBytes)-byte limit; header table now unknown")
+            warnOnce("block-limit", .headerBlockOverLimit(limit: limits.maxHeaderBlockBytes))
             if block.endStream { endSide(stream, direction, at: time) }
             return
         }
@@ -341,7 +338,7 @@ final class HTTP2Connection: ConnectionHandler {
         if streams.count >= limits.maxOpenStreams, let oldest = streams.keys.min(), let evicted = streams.removeValue(forKey: oldest) {
             evicted.outcome = .unfinished
             evicted.warnings.append(.http2TooManyStreams(limit: limits.maxOpenStreams))
-            warnOnce("streams", "HTTP/2: more than \(limits.maxOpenStreams) streams open on one connection; the oldest are reported early")
+            warnOnce("streams", .tooManyStreams(limit: limits.maxOpenStreams))
             report(evicted)
         }
         let stream = HTTP2Stream(id: id)
@@ -418,14 +415,15 @@ final class HTTP2Connection: ConnectionHandler {
                              requestMessageCount: requestCounter?.count ?? 0, responseMessageCount: responseCounter?.count ?? 0)
     }
 
-    private func warnConnection(_ message: String) {
-        context.emit(.warning(connection: context.connection, message: "\(context.client) → \(context.server): \(message)",
-                              time: currentTime))
+    private func warnConnection(_ kind: HTTP2ConnectionWarning.Kind, at time: Timestamp? = nil) {
+        let warning = HTTP2ConnectionWarning(client: context.client, server: context.server, kind: kind)
+        context.emit(.warning(connection: context.connection, warning: AnyConnectionWarning(warning),
+                              time: time ?? currentTime))
     }
 
-    private func warnOnce(_ key: String, _ message: String) {
+    private func warnOnce(_ key: String, _ kind: HTTP2ConnectionWarning.Kind) {
         guard warnedLimits.insert(key).inserted else { return }
-        warnConnection(message)
+        warnConnection(kind)
     }
 }
 

@@ -19,9 +19,7 @@ final class HTTP2Stream {
 
         func body(limits: HTTPDecoderLimits, budget: DecodedBytesBudget?) -> BodyAccumulator {
             if let body { return body }
-            let headers = HTTPHeaders(fields ?? [])
-            let accumulator = BodyAccumulator(contentEncoding: headers.tokens("content-encoding"),
-                                              contentType: headers["content-type"], limits: limits, budget: budget)
+            let accumulator = BodyAccumulator(fields: fields, limits: limits, budget: budget)
             body = accumulator
             return accumulator
         }

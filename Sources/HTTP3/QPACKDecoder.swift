@@ -29,6 +29,7 @@ final class QPACKDecoder {
 
     private var decoder: OpaquePointer
     private let maxBlockedStreams: Int
+    private let maxHeaderListBytes: Int
     /// False once the table's contents may differ from the encoder's (an error, a gap, a capacity not followed).
     private(set) var tableTracked: Bool
     private var waiting: [UInt64: Waiting] = [:]
@@ -36,10 +37,11 @@ final class QPACKDecoder {
 
     /// `maxTableCapacity`: what the decoding endpoint advertised (0 when it sent none); `limit`: the most this
     /// observer follows. `maxBlockedStreams`: blocked blocks held at once (the advertised value, capped).
-    init(maxTableCapacity: UInt64, limit: Int, maxBlockedStreams: Int) {
+    init(maxTableCapacity: UInt64, limit: Int, maxBlockedStreams: Int, maxHeaderListBytes: Int = 256 * 1024) {
         let followed = maxTableCapacity <= UInt64(limit)
         tableTracked = followed
         self.maxBlockedStreams = maxBlockedStreams
+        self.maxHeaderListBytes = maxHeaderListBytes
         decoder = Self.make(capacity: followed ? Int(maxTableCapacity) : 0)
     }
 
@@ -104,15 +106,16 @@ final class QPACKDecoder {
     /// Blocks that were waiting and now have an outcome, in the order they were blocked: decoded with the entries
     /// inserted since, or failed because the table was lost meanwhile.
     func unblocked() -> [(stream: UInt64, outcome: Outcome)] {
-        var results = lostWhileWaiting.map { ($0, Outcome.failed(.qpackTableNotTracked)) }
-        lostWhileWaiting = []
-        let count = insertCount
-        let ready = waiting.filter { $0.value.required <= count }.sorted { $0.value.order < $1.value.order }
-        for (stream, entry) in ready {
+        var results: [(UInt64, Outcome)] = []
+        // One at a time, looked up afresh: a block that fails loses the table, which frees every other waiting
+        // block's context (a list taken before the loop would then run freed contexts: found by fuzzing).
+        while let (stream, entry) = waiting.filter({ $0.value.required <= insertCount }).min(by: { $0.value.order < $1.value.order }) {
             waiting[stream] = nil
             results.append((stream, run(entry.context, entry.rest[...]).outcome))
             nghttp3_qpack_stream_context_del(entry.context)
         }
+        results += lostWhileWaiting.map { ($0, Outcome.failed(.qpackTableNotTracked)) }
+        lostWhileWaiting = []
         return results
     }
 
@@ -124,9 +127,12 @@ final class QPACKDecoder {
 
     /// Streams whose waiting block was dropped when the table was lost, to be told by `unblocked()`.
     private var lostWhileWaiting: [UInt64] = []
+    /// `unblocked()` has outcomes to give even without new encoder bytes (blocks failed with a lost table).
+    var hasLostBlocks: Bool { !lostWhileWaiting.isEmpty }
 
     private func run(_ context: OpaquePointer, _ block: ArraySlice<UInt8>) -> (outcome: Outcome, rest: ArraySlice<UInt8>) {
         var fields: [(name: String, value: String)] = []
+        var listBytes = 0
         var input = block
         while true {
             var field = nghttp3_qpack_nv()
@@ -145,9 +151,12 @@ final class QPACKDecoder {
             }
             input = input.dropFirst(read)
             if flags & UInt8(NGHTTP3_QPACK_DECODE_FLAG_EMIT) != 0 {
-                fields.append((Self.string(field.name), Self.string(field.value)))
+                listBytes += nghttp3_rcbuf_get_buf(field.name).len + nghttp3_rcbuf_get_buf(field.value).len + 32
+                if listBytes <= maxHeaderListBytes { fields.append((Self.string(field.name), Self.string(field.value))) }
                 nghttp3_rcbuf_decref(field.name)
                 nghttp3_rcbuf_decref(field.value)
+                // The block is dropped here (its stream context with it): the table itself is untouched.
+                if listBytes > maxHeaderListBytes { return (.failed(.qpackHeaderListOverLimit(limit: maxHeaderListBytes)), []) }
             }
             if flags & UInt8(NGHTTP3_QPACK_DECODE_FLAG_BLOCKED) != 0 {
                 let required = UInt64(nghttp3_qpack_stream_context_get_ricnt(context))

@@ -58,8 +58,8 @@ public struct HTTPStreamDecoder: StreamConsumer {
         connections.removeValue(forKey: id)?.close(at: time)
     }
 
-    public mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {
-        sink.emit(.warning(connection: id, message: message, time: time))
+    public mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp) {
+        sink.emit(.warning(connection: id, warning: AnyConnectionWarning(warning), time: time))
     }
 
     /// Ends every open connection as if the capture ended now: reports bodies in progress as cut short and

@@ -74,22 +74,48 @@ final class TunnelSession: ConnectionHandler {
     func close(at time: Timestamp) {
         // What the tunnel carried first, then the tunnel's summary.
         inner?.close(at: time)
+        let tls = tlsServerName.map { TunnelWarning.TLSInside(serverName: $0) }
+        let warning: TunnelWarning
         if let refused {
-            var summary = "after its CONNECT was refused (\(refused.code)\(refused.reason.isEmpty ? "" : " \(refused.reason)")), "
-                + "the client sent \(bytes[.clientToServer] ?? 0) bytes that are not HTTP"
-            if let name = tlsServerName {
-                summary += " (a TLS ClientHello" + (name.map { " for \($0)" } ?? "") + ", the tunnel it asked for)"
+            warning = .refusedTunnelBytes(code: refused.code, reason: refused.reason,
+                                          clientBytes: bytes[.clientToServer] ?? 0, tls: tls, bytesNotCaptured: gaps)
+        } else {
+            warning = .closed(kind: kind, clientBytes: bytes[.clientToServer] ?? 0,
+                              serverBytes: bytes[.serverToClient] ?? 0, tls: tls, bytesNotCaptured: gaps)
+        }
+        context.emit(.warning(connection: context.connection, warning: AnyConnectionWarning(warning), time: time))
+    }
+}
+
+/// The summary of an opaque tunnel when it closes.
+public enum TunnelWarning: ConnectionWarning {
+    /// A tunnel or an upgrade nobody decodes (`kind`: `tunnel` for CONNECT, else the `Upgrade` token) closed.
+    case closed(kind: String, clientBytes: Int, serverBytes: Int, tls: TLSInside?, bytesNotCaptured: Int)
+    /// After its CONNECT was refused, the client sent bytes that are not HTTP.
+    case refusedTunnelBytes(code: String, reason: String, clientBytes: Int, tls: TLSInside?, bytesNotCaptured: Int)
+
+    /// A TLS ClientHello seen inside, with the server name it asked for, if any.
+    public struct TLSInside: Sendable, Hashable {
+        public var serverName: String?
+    }
+
+    public var description: String {
+        switch self {
+        case .closed(let kind, let clientBytes, let serverBytes, let tls, let gaps):
+            let what = kind == "tunnel" ? "CONNECT tunnel" : "\(kind) connection (not decoded)"
+            var summary = "\(what) closed: \(clientBytes) bytes client→server, \(serverBytes) bytes server→client"
+            if let tls { summary += ", TLS inside" + (tls.serverName.map { " to \($0)" } ?? "") }
+            if gaps > 0 { summary += ", \(gaps) bytes not captured" }
+            return summary
+        case .refusedTunnelBytes(let code, let reason, let clientBytes, let tls, let gaps):
+            var summary = "after its CONNECT was refused (\(code)\(reason.isEmpty ? "" : " \(reason)")), "
+                + "the client sent \(clientBytes) bytes that are not HTTP"
+            if let tls {
+                summary += " (a TLS ClientHello" + (tls.serverName.map { " for \($0)" } ?? "") + ", the tunnel it asked for)"
             }
             summary += "; shown as opaque bytes, not decoded"
             if gaps > 0 { summary += ", \(gaps) bytes not captured" }
-            context.emit(.warning(connection: context.connection, message: summary, time: time))
-            return
+            return summary
         }
-        let what = kind == "tunnel" ? "CONNECT tunnel" : "\(kind) connection (not decoded)"
-        var summary = "\(what) closed: \(bytes[.clientToServer] ?? 0) bytes client→server, "
-            + "\(bytes[.serverToClient] ?? 0) bytes server→client"
-        if let name = tlsServerName { summary += ", TLS inside" + (name.map { " to \($0)" } ?? "") }
-        if gaps > 0 { summary += ", \(gaps) bytes not captured" }
-        context.emit(.warning(connection: context.connection, message: summary, time: time))
     }
 }

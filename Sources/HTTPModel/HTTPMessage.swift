@@ -446,7 +446,7 @@ public enum HTTPEvent: Sendable, Hashable {
     case exchange(HTTPExchange)
     case notice(ConnectionNotice)
     /// Something not tied to one exchange (a limit was hit, reassembly lost data on an unknown connection).
-    case warning(connection: ConnectionID?, message: String, time: Timestamp)
+    case warning(connection: ConnectionID?, warning: AnyConnectionWarning, time: Timestamp)
     /// A WebSocket message on a connection upgraded by a 101 (only with a takeover decoder plugged in).
     case webSocket(WebSocketMessage)
 }

@@ -131,6 +131,8 @@ public enum HTTPWarning: Sendable, Hashable {
     case http3FrameUnexpected(type: UInt64)
     /// Frames waiting behind a blocked header block went over the limit; the rest of the side was not decoded.
     case http3HeldBytesOverLimit(limit: Int)
+    /// The side's FIN came inside a frame.
+    case http3FrameCutByFIN(from: StreamDirection)
     case http3TooManyStreams(limit: Int)
     /// STOP_SENDING from `sender`, asking the other side to stop.
     case http3StopSending(sender: StreamDirection, code: UInt64, codeName: String)
@@ -141,6 +143,9 @@ public enum HTTPWarning: Sendable, Hashable {
     /// The block referred to QPACK dynamic table entries that were not followed (see `HTTP3StreamFacts.headerTableUnknown`).
     case qpackTableNotTracked
     case qpackTooManyBlockedStreams(limit: Int)
+    /// The decoded fields of one block (name + value + 32 each, as RFC 9204 counts them) passed the limit: one-byte
+    /// references to a large table entry would otherwise expand without bound. Fields before it are kept.
+    case qpackHeaderListOverLimit(limit: Int)
     /// The block waited for `required` table entries; only `inserted` had arrived when the stream or capture ended.
     case qpackNeverUnblocked(required: UInt64, inserted: UInt64)
 

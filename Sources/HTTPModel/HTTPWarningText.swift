@@ -133,6 +133,7 @@ extension HTTPWarning: CustomStringConvertible {
         case .http3FrameUnexpected(let type): return "HTTP/3 frame 0x\(String(type, radix: 16)) not expected here; skipped"
         case .http3HeldBytesOverLimit(let limit):
             return "over \(limit) bytes waited behind a blocked header block; the rest of this side was not decoded"
+        case .http3FrameCutByFIN(let direction): return "the \(direction.peerName)'s side of the stream ended inside an HTTP/3 frame"
         case .http3TooManyStreams(let limit):
             return "more than \(limit) streams open on this connection; reported before it ended"
         case .http3StopSending(let sender, let code, let name):
@@ -143,6 +144,8 @@ extension HTTPWarning: CustomStringConvertible {
             return "header block referred to QPACK dynamic table entries that could not be followed; fields not shown"
         case .qpackTooManyBlockedStreams(let limit):
             return "more than \(limit) header blocks waiting for QPACK table entries; this one not decoded"
+        case .qpackHeaderListOverLimit(let limit):
+            return "header block decodes to over \(limit) bytes (HTTP3Limits.maxHeaderListBytes); the rest of it not shown"
         case .qpackNeverUnblocked(let required, let inserted):
             return "header block waited for \(required) QPACK table entries, only \(inserted) arrived; not decoded"
 

@@ -83,6 +83,12 @@ public enum ExchangeText {
         return "\(scheme)://\(host)\(request.uri.hasPrefix("/") ? request.uri : "/" + request.uri)"
     }
 
+    /// `h3 #4`, or for a server push `h3 push 0 #15 on #4` (the push stream and the request stream that promised it).
+    public static func http3Label(_ http3: HTTP3StreamFacts) -> String {
+        guard let pushID = http3.pushID else { return "h3 #\(http3.streamID.map(String.init) ?? "?")" }
+        return "h3 push \(pushID)" + (http3.streamID.map { " #\($0)" } ?? "") + (http3.promisedOn.map { " on #\($0)" } ?? "")
+    }
+
     /// `gRPC Inventory/Lookup OK 1→1 msgs`, with the status message when there is one.
     public static func grpcSummary(_ grpc: GRPCCallFacts) -> String {
         var out = "gRPC \(grpc.service)/\(grpc.method) "

@@ -104,6 +104,11 @@ public final class HARWriter {
         if let http2 = exchange.http2 {
             notes.append("HTTP/2 stream \(http2.streamID)" + (http2.promisedOn.map { ", pushed on stream \($0)" } ?? ""))
         }
+        if let http3 = exchange.http3 {
+            let stream = http3.streamID.map { " stream \($0)" } ?? ""
+            notes.append(http3.pushID.map { "HTTP/3 push \($0) on\(stream)" + (http3.promisedOn.map { ", promised on stream \($0)" } ?? "") }
+                         ?? "HTTP/3\(stream)")
+        }
         if let grpc = exchange.grpc { notes.append(ExchangeText.grpcSummary(grpc)) }
         if !notes.isEmpty { json.append(","); json.key("comment"); json.string(notes.joined(separator: "; ")) }
         json.append("}")

@@ -73,8 +73,9 @@ public enum HTTPJSONRenderer {
             json.string(warning.description)
         }
         json.append("]")
-        // Only HTTP/2 exchanges carry these, so HTTP/1.x lines stay as they were.
+        // Only HTTP/2 and HTTP/3 exchanges carry these, so HTTP/1.x lines stay as they were.
         if let http2 = exchange.http2 { json.append(","); json.key("http2"); write(http2, into: &json) }
+        if let http3 = exchange.http3 { json.append(","); json.key("http3"); write(http3, into: &json) }
         if let grpc = exchange.grpc { json.append(","); json.key("grpc"); write(grpc, into: &json) }
         if exchange.upgradeDecoded { json.append(","); json.key("upgrade_decoded"); json.bool(true) }
         json.append("}")
@@ -97,6 +98,27 @@ public enum HTTPJSONRenderer {
             json.append(","); json.key("last_stream"); json.number(Int(last))
         }
         json.append(","); json.key("header_table_unknown"); json.bool(http2.headerTableUnknown)
+        json.append("}")
+    }
+
+    private static func write(_ http3: HTTP3StreamFacts, into json: inout TextOutput) {
+        // QUIC stream ids and push IDs go up to 2^62: written as decimal text, not through Int.
+        func number(_ value: UInt64?) { if let value { json.append(String(value)) } else { json.null() } }
+        json.append("{"); json.key("stream"); number(http3.streamID)
+        json.append(","); json.key("push_id"); number(http3.pushID)
+        json.append(","); json.key("pushed_on"); number(http3.promisedOn)
+        json.append(","); json.key("outcome")
+        switch http3.outcome {
+        case .complete: json.string("complete")
+        case .unfinished: json.string("unfinished")
+        case .reset(let sender, let code, let name):
+            json.string("reset"); json.append(","); json.key("by"); json.string(sender == .clientToServer ? "client" : "server")
+            json.append(","); json.key("error_code"); number(code); json.append(","); json.key("error"); json.string(name)
+        case .goaway(let sender, let id):
+            json.string("goaway"); json.append(","); json.key("by"); json.string(sender == .clientToServer ? "client" : "server")
+            json.append(","); json.key("goaway_id"); number(id)
+        }
+        json.append(","); json.key("header_table_unknown"); json.bool(http3.headerTableUnknown)
         json.append("}")
     }
 

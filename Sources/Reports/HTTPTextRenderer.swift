@@ -112,6 +112,7 @@ public struct HTTPTextRenderer: Sendable {
             let pushed = http2.promisedOn.map { " pushed on #\($0)" } ?? ""
             out.append("  " + paint("h2 #\(http2.streamID)\(pushed)", .magenta))
         }
+        if let http3 = exchange.http3 { out.append("  " + paint(ExchangeText.http3Label(http3), .magenta)) }
         if let grpc = exchange.grpc { out.append("  " + ExchangeText.grpcSummary(grpc)) }
         if !exchange.complete { out.append("  " + paint("[incomplete]", .yellow)) }
         out.append(UInt8(ascii: "\n"))

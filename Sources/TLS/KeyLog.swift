@@ -17,8 +17,31 @@ public struct TLSKeyLog: Sendable {
     /// A line that was not understood. Never fatal: the rest of the file is still used.
     public struct Warning: Sendable, Hashable, CustomStringConvertible {
         public var line: Int
-        public var message: String
-        public var description: String { "key log line \(line): \(message)" }
+        public var problem: Problem
+        public var description: String { "key log line \(line): \(problem)" }
+    }
+
+    /// Why a line was not used; the texts quote at most the start of what was found.
+    public enum Problem: Sendable, Hashable, CustomStringConvertible {
+        case fieldCount(Int)
+        case rsaNotSupported
+        case badClientRandom(String)
+        case secretNotHex(String)
+        case masterSecretLength(Int)
+        case unknownLabel(String)
+        case tooManySessions(limit: Int)
+
+        public var description: String {
+            switch self {
+            case .fieldCount(let count): "expected \"LABEL CLIENT_RANDOM SECRET\" (3 fields), found \(count)"
+            case .rsaNotSupported: "RSA pre-master secret lines are not supported (only CLIENT_RANDOM and TLS 1.3 secrets)"
+            case .badClientRandom(let found): "client random must be 64 hex digits, found \"\(found)\""
+            case .secretNotHex(let found): "secret is not hex: \"\(found)\""
+            case .masterSecretLength(let count): "CLIENT_RANDOM master secret must be 48 bytes, found \(count)"
+            case .unknownLabel(let label): "unknown label \"\(label)\""
+            case .tooManySessions(let limit): "more than \(limit) sessions in the key log; this one is dropped"
+            }
+        }
     }
 
     public private(set) var sessions: [ClientRandom: Secrets] = [:]
@@ -42,7 +65,7 @@ public struct TLSKeyLog: Sendable {
         var warnings: [Warning] = []
         for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             linesRead += 1
-            if let problem = add(line: line) { warnings.append(Warning(line: linesRead, message: problem)) }
+            if let problem = add(line: line) { warnings.append(Warning(line: linesRead, problem: problem)) }
         }
         // A text ending in a newline has an empty last piece that is not a line.
         if text.last == "\n" || text.last == "\r\n" { linesRead -= 1 }
@@ -64,33 +87,33 @@ public struct TLSKeyLog: Sendable {
     }
 
     /// nil when the line was used or is deliberately ignored; otherwise why it was not.
-    private mutating func add(line rawLine: Substring) -> String? {
+    private mutating func add(line rawLine: Substring) -> Problem? {
         let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
         let trimmed = line.drop { $0 == " " || $0 == "\t" }
         if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
         let fields = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard fields.count == 3 else {
-            return "expected \"LABEL CLIENT_RANDOM SECRET\" (3 fields), found \(fields.count)"
+            return .fieldCount(fields.count)
         }
         let label = fields[0]
         switch label {
         case "EXPORTER_SECRET", "EARLY_EXPORTER_SECRET", "CLIENT_EARLY_EXPORTER_SECRET":
             return nil  // exporters derive keys for other protocols, never for TLS records
         case "RSA":
-            return "RSA pre-master secret lines are not supported (only CLIENT_RANDOM and TLS 1.3 secrets)"
+            return .rsaNotSupported
         default:
             break
         }
         guard let randomBytes = Hex.decode(fields[1]), let random = ClientRandom(randomBytes) else {
-            return "client random must be 64 hex digits, found \"\(fields[1].prefix(80))\""
+            return .badClientRandom(String(fields[1].prefix(80)))
         }
         guard let secret = Hex.decode(fields[2]), !secret.isEmpty else {
-            return "secret is not hex: \"\(fields[2].prefix(80))\""
+            return .secretNotHex(String(fields[2].prefix(80)))
         }
         var secrets = sessions[random] ?? Secrets()
         switch label {
         case "CLIENT_RANDOM":
-            guard secret.count == 48 else { return "CLIENT_RANDOM master secret must be 48 bytes, found \(secret.count)" }
+            guard secret.count == 48 else { return .masterSecretLength(secret.count) }
             secrets.masterSecret = secret
         case "CLIENT_HANDSHAKE_TRAFFIC_SECRET": secrets.clientHandshakeTrafficSecret = secret
         case "SERVER_HANDSHAKE_TRAFFIC_SECRET": secrets.serverHandshakeTrafficSecret = secret
@@ -98,10 +121,10 @@ public struct TLSKeyLog: Sendable {
         case "SERVER_TRAFFIC_SECRET_0": secrets.serverTrafficSecret0 = secret
         case "CLIENT_EARLY_TRAFFIC_SECRET": secrets.clientEarlyTrafficSecret = secret
         default:
-            return "unknown label \"\(label.prefix(60))\""
+            return .unknownLabel(String(label.prefix(60)))
         }
         if sessions[random] == nil && sessions.count >= maxSessions {
-            return "more than \(maxSessions) sessions in the key log; this one is dropped"
+            return .tooManySessions(limit: maxSessions)
         }
         sessions[random] = secrets
         return nil

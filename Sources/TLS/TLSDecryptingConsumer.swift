@@ -110,8 +110,8 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         complete(connection, at: time)
     }
 
-    public mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {
-        inner.warning(id, message, at: time)
+    public mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp) {
+        inner.warning(id, warning, at: time)
     }
 
     public mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp) {
@@ -126,7 +126,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
 
     /// Reports the key log's bad lines read since the last call (lines appended to a followed file).
     public mutating func reportKeyLogWarnings(at time: Timestamp) {
-        for warning in keys.pendingWarnings { inner.warning(nil, warning.description, at: time) }
+        for warning in keys.pendingWarnings { inner.warning(nil, TLSConnectionWarning.keyLog(warning), at: time) }
         keys.pendingWarnings = []
     }
 
@@ -143,7 +143,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         waitingForKeys = []
     }
 
-    static func sideName(_ side: Int) -> String { side == 0 ? "client→server" : "server→client" }
+    static func direction(_ side: Int) -> StreamDirection { side == 0 ? .clientToServer : .serverToClient }
 
     // MARK: Waiting connections
 
@@ -169,13 +169,13 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             for side in 0...1 {
                 let state = connection.directions[side]
                 if state.recordsWithoutKey > 0 {
-                    inner.warning(connection.id, "\(state.recordsWithoutKey) TLS \(Self.sideName(side)) record(s) "
-                                  + "(\(state.bytesWithoutKey) bytes) not decrypted: no key logged for client random "
-                                  + "\(connection.clientRandomText)", at: time)
+                    inner.warning(connection.id, TLSConnectionWarning.recordsWithoutKey(
+                        Self.direction(side), records: state.recordsWithoutKey, bytes: state.bytesWithoutKey,
+                        clientRandom: connection.clientRandomText), at: time)
                 }
                 if state.recordsWithoutServerHello > 0 {
-                    inner.warning(connection.id, "\(state.recordsWithoutServerHello) TLS \(Self.sideName(side)) record(s) "
-                                  + "not decrypted: the server's hello was never seen", at: time)
+                    inner.warning(connection.id, TLSConnectionWarning.recordsWithoutServerHello(
+                        Self.direction(side), records: state.recordsWithoutServerHello), at: time)
                 }
             }
             emitSummary(connection, at: time)
@@ -206,11 +206,11 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             // Records count with their 5-byte header, so a flood of empty records is bounded too.
             let size = HeldRecord.headerLength + record.fragment.count
             guard connection.pendingBytes + size <= limit else {
-                overflow(connection, pending, record, limit: "\(limit) bytes")
+                overflow(connection, pending, record, limit: .perConnection(bytes: limit))
                 return
             }
             guard heldBytes + size <= limits.maxHeldBytesInAll else {
-                overflow(connection, pending, record, limit: "\(limits.maxHeldBytesInAll) bytes held for all connections")
+                overflow(connection, pending, record, limit: .inAll(bytes: limits.maxHeldBytesInAll))
                 return
             }
             connection.pendingBytes += size
@@ -230,14 +230,13 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
 
     /// Past the hold limit. Waiting for a key: the connection stops waiting (what waits and what follows is
     /// decided as having no key), so nothing is dropped out of order. Waiting for the ServerHello: dropped.
-    private mutating func overflow(_ connection: TLSConnection, _ pending: Pending, _ record: HeldRecord, limit: String) {
+    private mutating func overflow(_ connection: TLSConnection, _ pending: Pending, _ record: HeldRecord, limit: TLSConnectionWarning.HoldLimit) {
         let waitingForServerHello = connection.serverHello == nil
         if !connection.warnedHoldLimit {
             connection.warnedHoldLimit = true
-            inner.warning(connection.id, "TLS records waiting for \(waitingForServerHello ? "the ServerHello" : "their key") passed \(limit) "
-                          + "(client random \(connection.clientRandomText)); "
-                          + (waitingForServerHello ? "later records are dropped" : "they and later records are not decrypted"),
-                          at: record.time)
+            inner.warning(connection.id, TLSConnectionWarning.holdLimitPassed(
+                limit, waitingForServerHello: waitingForServerHello, clientRandom: connection.clientRandomText),
+                at: record.time)
         }
         if waitingForServerHello {
             connection.directions[pending.side].recordsWithoutServerHello += 1
@@ -323,9 +322,8 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             break  // records go through `handle` (see `submit` and `drain`)
         case .gap(let length, let offset, let warn):
             if warn {
-                inner.warning(connection.id, "TLS \(Self.sideName(pending.side)) stream lost \(length) bytes at offset \(offset); "
-                              + "record boundaries and sequence numbers are unknown after it, so the rest of this direction is not decrypted",
-                              at: pending.time)
+                inner.warning(connection.id, TLSConnectionWarning.streamLost(Self.direction(pending.side), length: length,
+                                                                           offset: offset), at: pending.time)
             }
             if state.forwardedAny { inner.streamGap(connection.id, direction, length: length, at: pending.time) }
         case .end(let reason):
@@ -376,9 +374,9 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         let state = connection.directions[side]
         guard header.isPlausible, header.length <= limits.maxRecordLength else {
             state.stopped = true
-            inner.warning(connection.id, "TLS \(Self.sideName(side)) stream offset \(state.offset): not a TLS record "
-                          + "(type \(header.type), version 0x\(String(header.version, radix: 16)), length \(header.length), at most \(limits.maxRecordLength) allowed); "
-                          + "the rest of this direction is not decrypted", at: time)
+            inner.warning(connection.id, TLSConnectionWarning.notARecord(
+                Self.direction(side), offset: state.offset, type: header.type, version: header.version,
+                length: header.length, maxLength: limits.maxRecordLength), at: time)
             return 0
         }
         guard let fragment = cursor.take(header.length) else { return nil }
@@ -580,16 +578,15 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             }
         case .authenticationFailed:
             connection.authenticationFailures += 1
-            inner.warning(connection.id, "TLS \(Self.sideName(side)) record at stream offset \(record.offset) "
-                          + "(\(fragmentLength) bytes) failed authentication: wrong key in the key log, or corrupted bytes; skipped",
-                          at: record.time)
+            inner.warning(connection.id, TLSConnectionWarning.authenticationFailed(
+                Self.direction(side), offset: record.offset, length: fragmentLength), at: record.time)
             if state.forwardedAny {
                 inner.streamGap(connection.id, side == 0 ? .clientToServer : .serverToClient, length: fragmentLength,
                                 at: record.time)
             }
         case .malformed(let reason):
-            inner.warning(connection.id, "TLS \(Self.sideName(side)) record at stream offset \(record.offset): \(reason); skipped",
-                          at: record.time)
+            inner.warning(connection.id, TLSConnectionWarning.malformedRecord(Self.direction(side), offset: record.offset,
+                                                                            reason: reason), at: record.time)
         }
     }
 

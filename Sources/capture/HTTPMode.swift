@@ -133,9 +133,9 @@ final class HTTPOutputSink {
             } else {
                 text.append(renderer.render(message))
             }
-        case .warning(_, let message, let time):
+        case .warning(_, let warning, let time):
             FileHandle.standardError.write(Data(HTTPTextRenderer(options: HTTPTextRenderer.Options())
-                .render(warning: message, time: time).utf8))
+                .render(warning: warning.description, time: time).utf8))
         }
         flushAsDue()
     }

@@ -53,7 +53,7 @@ import Testing
         let segments = conversation.requestSegments + conversation.responseSegments
         let (consumer, _) = reassemble(segments)
         let id = try #require(consumer.connectionIDs.first)
-        #expect(consumer.warnings.contains { $0.contains("mid-stream") })
+        #expect(consumer.reassemblyWarnings.contains { if case .pickedUpMidStream = $0 { true } else { false } })
         #expect(consumer.bytes(id, .clientToServer) == conversation.request)
         #expect(consumer.bytes(id, .serverToClient) == conversation.response)
     }

@@ -56,7 +56,7 @@ import Testing
         var limits = ReassemblyLimits.default
         limits.maxBufferedSegmentsPerConnection = 10
         let (consumer, reassembler) = reassemble(segments, limits: limits, finish: false)
-        #expect(consumer.warnings.contains { $0.contains("limit on separately buffered chunks (10)") })
+        #expect(consumer.limitsGivenUpOn.contains(.chunksPerConnection(10)))
         #expect(reassembler.bufferedBytes <= 10)
     }
 

@@ -33,7 +33,7 @@ struct LimitTests {
         reassembler.finish(into: &consumer)
         let id = try #require(consumer.connectionIDs.first)
         #expect(consumer.pieces(id, .clientToServer) == [.gap(10), .bytes(Array(pattern(410)[10...]))])
-        #expect(consumer.warnings.contains { $0.contains("per-connection buffer limit (100 bytes)") })
+        #expect(consumer.limitsGivenUpOn.contains(.bytesPerConnection(100)))
         #expect(reassembler.statistics.peakBufferedBytes <= 100)
         #expect(reassembler.statistics.limitHits >= 1)
         #expect(consumer.contractViolations.isEmpty)
@@ -54,7 +54,7 @@ struct LimitTests {
         #expect(consumer.pieces(ids[0], .clientToServer) == [.gap(5), .bytes(Array(pattern(65)[5...]))])
         #expect(consumer.pieces(ids[1], .clientToServer) == [], "younger connections keep waiting")
         #expect(consumer.pieces(ids[2], .clientToServer) == [])
-        #expect(consumer.warnings.contains { $0.contains("total buffer limit (150 bytes)") })
+        #expect(consumer.limitsGivenUpOn.contains(.bytesInAll(150)))
         #expect(reassembler.bufferedBytes == 120)
         // The holes of the others fill normally.
         reassembler.feed(data(conversations[1], offset: 0, count: 5, at: 100), into: &consumer)
@@ -83,7 +83,7 @@ struct LimitTests {
         #expect(reassembler.statistics.peakConnections <= 8)
         #expect(consumer.endReason(ids[0], .clientToServer) == .evicted)
         #expect(consumer.endReason(ids[19], .clientToServer) == .captureEnded)
-        #expect(consumer.warnings.contains { $0.contains("connection limit (8)") })
+        #expect(consumer.reassemblyWarnings.contains(.connectionLimitReached(limit: 8)))
         // Eviction loses nothing already delivered, and turns the hole into a gap.
         let request = conversations[0].request
         #expect(consumer.pieces(ids[0], .clientToServer) == [.gap(10), .bytes(Array(request[10...]))])

@@ -8,7 +8,7 @@ enum Event: Equatable, CustomStringConvertible {
     case gap(ConnectionID, StreamDirection, Int)
     case ended(ConnectionID, StreamDirection, StreamEndReason)
     case closed(ConnectionID)
-    case warning(ConnectionID?, String)
+    case warning(ConnectionID?, AnyConnectionWarning)
 
     var description: String {
         switch self {
@@ -89,8 +89,8 @@ struct RecordingConsumer: StreamConsumer {
         events.append(.closed(id))
     }
 
-    mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {
-        events.append(.warning(id, message))
+    mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp) {
+        events.append(.warning(id, AnyConnectionWarning(warning)))
     }
 
     private mutating func check(_ id: ConnectionID, _ direction: StreamDirection, _ what: String) {
@@ -116,8 +116,18 @@ struct RecordingConsumer: StreamConsumer {
         endReasons[StreamKey(id: id, direction: direction)]
     }
 
-    var warnings: [String] {
-        events.compactMap { if case .warning(_, let message) = $0 { message } else { nil } }
+    var warnings: [String] { warningValues.map(\.description) }
+
+    /// The reassembler's warnings as values, to compare with the facts a test expects.
+    var reassemblyWarnings: [ReassemblyWarning] { warningValues.compactMap { $0.value as? ReassemblyWarning } }
+
+    /// The limits that made reassembly give up waiting for missing bytes, in order.
+    var limitsGivenUpOn: [ReassemblyWarning.BufferLimit] {
+        reassemblyWarnings.compactMap { if case .gaveUpWaiting(let limit, _, _) = $0 { limit } else { nil } }
+    }
+
+    var warningValues: [AnyConnectionWarning] {
+        events.compactMap { if case .warning(_, let warning) = $0 { warning } else { nil } }
     }
 
     var connectionIDs: [ConnectionID] {

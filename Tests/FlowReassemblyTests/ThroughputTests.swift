@@ -16,7 +16,7 @@ private struct CountingConsumer: StreamConsumer {
     mutating func streamEnded(_ id: ConnectionID, _ direction: StreamDirection, reason: StreamEndReason,
                               at time: Timestamp) {}
     mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp) {}
-    mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {}
+    mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp) {}
 }
 
 /// Throughput figures, run on demand: `TAPKIT_BENCH=1 swift test -c release --filter ThroughputTests`

@@ -140,7 +140,7 @@ struct FrameAndHPACKTests {
         #expect(exchanges[0].http2?.outcome == .reset(sender: .clientToServer, code: 8, codeName: "CANCEL"))
         #expect(exchanges[0].warnings == [.http2StreamEnded(.reset(sender: .clientToServer, code: 8, codeName: "CANCEL"))])
         #expect(exchanges[1].http2?.outcome == .goaway(sender: .serverToClient, code: 2, codeName: "INTERNAL_ERROR", lastStreamID: 1))
-        #expect(warnings(events).contains { $0.contains("GOAWAY from the server: INTERNAL_ERROR (0x2), last stream 1: overload") })
+        #expect(connectionWarnings(events).contains(.goAway(from: .serverToClient, code: 2, lastStream: 1, debug: "overload")))
     }
 
     @Test("frames in flight after a reset belong to the closed stream and make no exchange of their own")
@@ -198,7 +198,7 @@ struct FrameAndHPACKTests {
         conversation.serverHeaders(stream: 7, [(":status", "200"), ("x-before", "yes"), ("x-fresh", "1")])
         conversation.serverData(stream: 7, "body")
         let events = conversation.run(prefaceFirst: false)
-        #expect(warnings(events).contains { $0.contains("picked up without its start: header table unknown") })
+        #expect(connectionWarnings(events).contains(.pickedUpWithoutStart))
         let exchange = try #require(events.compactMap { if case .exchange(let e) = $0 { return e } else { return nil } }.first)
         #expect(exchange.http2?.streamID == 7)
         #expect(exchange.http2?.headerTableUnknown == true)
@@ -230,7 +230,7 @@ struct FrameAndHPACKTests {
         var conversation = H2Conversation()
         conversation.steps = [.client([0x00, 0x10, 0x00, 0x42, 0x00, 0x00, 0x00, 0x00, 0x01] + [UInt8](repeating: 0, count: 16))]
         let events = conversation.run(prefaceFirst: false)
-        #expect(!warnings(events).contains { $0.contains("picked up without its start") })
+        #expect(!connectionWarnings(events).contains(.pickedUpWithoutStart))
     }
 
     @Test("a connection whose HPACK table is lost mid-way keeps decoding what it can and says so")

@@ -108,6 +108,11 @@ struct H2Conversation {
     }
 }
 
+/// The HTTP/2 decoder's connection warnings, as values.
+func connectionWarnings(_ events: [HTTPEvent]) -> [HTTP2ConnectionWarning.Kind] {
+    events.compactMap { if case .warning(_, let warning, _) = $0 { (warning.value as? HTTP2ConnectionWarning)?.kind } else { nil } }
+}
+
 func warnings(_ events: [HTTPEvent]) -> [String] {
-    events.compactMap { if case .warning(_, let message, _) = $0 { return message } else { return nil } }
+    events.compactMap { if case .warning(_, let warning, _) = $0 { return warning.description } else { return nil } }
 }

@@ -97,6 +97,39 @@ struct QPACKExampleTests {
         }
     }
 
+    @Test("one-byte references to a large entry stop at the header list limit")
+    func headerListBomb() {
+        let decoder = QPACKDecoder(maxTableCapacity: 4096, limit: 1 << 20, maxBlockedStreams: 16, maxHeaderListBytes: 256 * 1024)
+        // Set Dynamic Table Capacity 4096; Insert With Literal Name x = 3000 bytes of "a".
+        let insert = Self.hex("3fe11f 4178 7fb916") + [UInt8](repeating: 0x61, count: 3000)
+        #expect(insert.withUnsafeBytes { decoder.readEncoderStream($0) } == nil)
+        // Required Insert Count 1 (encoded 2), Base 1, then 20,000 references to that entry: 60 MB decoded.
+        let block = Self.hex("0200") + [UInt8](repeating: 0x80, count: 20_000)
+        guard case .failed(.qpackHeaderListOverLimit(limit: 256 * 1024)) = decoder.decode(block, stream: 0) else {
+            Issue.record("the block was not stopped at the limit"); return
+        }
+        // The table is still followed: a small block referring to the same entry decodes.
+        #expect(decoder.tableTracked)
+        #expect(Self.fields(decoder.decode(Self.hex("0200 80"), stream: 4)).first?.hasPrefix("x=aaa") == true)
+    }
+
+    @Test("a waiting block that fails on resuming loses the table; the blocks waiting with it are told, not run freed (found by fuzzing)")
+    func failureWhileResuming() throws {
+        let decoder = QPACKDecoder(maxTableCapacity: 220, limit: 1 << 20, maxBlockedStreams: 16)
+        #expect(Self.encoder(decoder, "3fbd01") == nil)
+        // Both need one insert; the first refers to a post-base entry that will not exist.
+        guard case .blocked = decoder.decode(Self.hex("0280 15"), stream: 0),
+              case .blocked = decoder.decode(Self.hex("0280 10"), stream: 4) else { Issue.record("not blocked"); return }
+        #expect(Self.encoder(decoder, "c00f 7777 772e 6578 616d 706c 652e 636f 6d") == nil)
+        let results = decoder.unblocked()
+        try #require(results.count == 2)
+        #expect(results[0].stream == 0 && results[1].stream == 4)
+        guard case .failed(.qpackFailed) = results[0].outcome, case .failed(.qpackTableNotTracked) = results[1].outcome else {
+            Issue.record("outcomes \(results)"); return
+        }
+        #expect(decoder.unblocked().isEmpty && !decoder.tableTracked)
+    }
+
     @Test("decoder stream instructions split anywhere are read alike; a broken one is reported")
     func decoderStreamSplits() {
         // Section Acknowledgment of stream 300 (multi-byte), Insert Count Increment 2, Stream Cancellation 8.

@@ -122,7 +122,7 @@ import Testing
         case .notice(let n):
             if case .tls(let name, _) = n.kind { return "notice tls \(name ?? "-")" }
             return "notice \(n.kind)"
-        case .warning(_, let message, _): return "warning \(message)"
+        case .warning(_, let warning, _): return "warning \(warning)"
         case .webSocket: return "webSocket message"
         }
     }

@@ -37,7 +37,7 @@ import Testing
         #expect(exchange.upgrade == "tunnel")
         let notices = events.compactMap { if case .notice(let n) = $0 { n } else { nil } }
         #expect(notices.map(\.kind) == [.tls(serverName: "secure.example.com", alpn: [])])
-        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m } else { nil } }
+        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m.description } else { nil } }
         #expect(warnings == ["CONNECT tunnel closed: \(hello.count + 6) bytes client→server, 6 bytes server→client, "
                              + "TLS inside to secure.example.com"], "\(warnings)")
     }
@@ -82,7 +82,7 @@ import Testing
         let exchange = try #require(events.compactMap(\.exchange).first)
         #expect(exchange.upgrade == "tunnel" && exchange.upgradeDecoded)
         #expect(!events.contains { if case .notice = $0 { true } else { false } }, "the decoder reports TLS, not the tunnel")
-        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m } else { nil } }
+        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m.description } else { nil } }
         #expect(warnings == ["CONNECT tunnel closed: \(hello.count + 6) bytes client→server, 6 bytes server→client, "
                              + "TLS inside to secure.example.com"], "\(warnings)")
     }
@@ -115,7 +115,7 @@ import Testing
         #expect(exchange.warnings.isEmpty, "\(exchange.warnings)")
         // The ClientHello went nowhere: the connection is not labelled TLS.
         #expect(events.allSatisfy { if case .notice = $0 { false } else { true } })
-        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m } else { nil } }
+        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m.description } else { nil } }
         #expect(warnings == ["after its CONNECT was refused (407 Proxy Authentication Required), the client sent "
                              + "\(hello.count + 7) bytes that are not HTTP (a TLS ClientHello for denied.example.com, "
                              + "the tunnel it asked for); shown as opaque bytes, not decoded"], "\(warnings)")
@@ -133,7 +133,7 @@ import Testing
         let exchanges = events.compactMap(\.exchange)
         #expect(exchanges.map { $0.response?.status ?? 0 } == [407, 200])
         #expect(exchanges.map { $0.upgrade ?? "-" } == ["-", "tunnel"])
-        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m } else { nil } }
+        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m.description } else { nil } }
         #expect(warnings == ["CONNECT tunnel closed: 20 bytes client→server, 38 bytes server→client"], "\(warnings)")
     }
 
@@ -145,7 +145,7 @@ import Testing
         c.client("EHLO client.example\r\n")
         let events = c.run()
         #expect(events.compactMap(\.exchange).count == 1)
-        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m } else { nil } }
+        let warnings = events.compactMap { if case .warning(_, let m, _) = $0 { m.description } else { nil } }
         #expect(warnings == ["after its CONNECT was refused (403 Forbidden), the client sent 21 bytes that are not "
                              + "HTTP; shown as opaque bytes, not decoded"], "\(warnings)")
     }

@@ -8,6 +8,7 @@ struct RecordingConsumer: StreamConsumer {
     var data: [StreamDirection: [UInt8]] = [:]
     var gaps: [StreamDirection: Int] = [:]
     var warnings: [String] = []
+    var warningValues: [AnyConnectionWarning] = []
     var protocols: [String] = []
     var closed = 0
     /// Every call in order, as "data c2s 50", "end s2c", "close": what pairing a response with its request sees.
@@ -30,7 +31,10 @@ struct RecordingConsumer: StreamConsumer {
         closed += 1
         events.append("close")
     }
-    mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) { warnings.append(message) }
+    mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp) {
+        warnings.append(warning.description)
+        warningValues.append(AnyConnectionWarning(warning))
+    }
     mutating func applicationProtocolNegotiated(_ id: ConnectionID, _ protocolName: String, at time: Timestamp) {
         protocols.append(protocolName)
     }

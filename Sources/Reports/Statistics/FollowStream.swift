@@ -147,5 +147,5 @@ public struct FollowStreamWriter: StreamConsumer {
     public mutating func streamEnded(_ id: ConnectionID, _ direction: StreamDirection, reason: StreamEndReason,
                                      at time: Timestamp) {}
     public mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp) {}
-    public mutating func warning(_ id: ConnectionID?, _ message: String, at time: Timestamp) {}
+    public mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp) {}
 }

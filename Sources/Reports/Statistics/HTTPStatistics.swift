@@ -86,6 +86,7 @@ public struct HTTPStatistics: Sendable {
     public private(set) var http1RequestMethods: [String: Int] = [:]
     public private(set) var largest: [LargeResponse] = []
     public private(set) var http2Exchanges = 0
+    public private(set) var http3Exchanges = 0
     /// Exchanges of hosts past `maxHTTPHosts`, counted in the "(other hosts)" row.
     public private(set) var hostsOverLimit = 0
     private var hostSlots: [String: Int] = [:]
@@ -111,11 +112,12 @@ public struct HTTPStatistics: Sendable {
             latency = max(0, response.start.seconds(since: request.end))
         }
         if exchange.http2 != nil { http2Exchanges += 1 }
+        if exchange.http3 != nil { http3Exchanges += 1 }
         all.add(exchange, latency: latency)
         let host = exchange.request == nil ? exchange.server.address.description : ExchangeText.hostWithoutPort(exchange)
         hosts[hostSlot(host)].add(exchange, latency: latency)
         // An h2c upgrade's request and 101 are HTTP/1.1 messages; the rest of the stream is HTTP/2.
-        let http1Request = exchange.request.map { !$0.version.hasPrefix("HTTP/2") } ?? false
+        let http1Request = exchange.request.map { !$0.version.hasPrefix("HTTP/2") && !$0.version.hasPrefix("HTTP/3") } ?? false
         if let request = exchange.request {
             if http1Request { http1RequestMethods[request.method, default: 0] += 1 }
             let slot: Int
@@ -133,7 +135,7 @@ public struct HTTPStatistics: Sendable {
             methods[slot].add(exchange, latency: latency)
         }
         if let response = exchange.response {
-            let http1Response = !response.version.hasPrefix("HTTP/2")
+            let http1Response = !response.version.hasPrefix("HTTP/2") && !response.version.hasPrefix("HTTP/3")
             if http1Response || http1Request {
                 for interim in response.interim { http1StatusCodes[interim.status, default: 0] += 1 }
             }

@@ -87,6 +87,7 @@ public struct StatisticsJSONRenderer {
         json.append("{"); json.key("requests"); json.number(stats.all.requests)
         json.append(","); json.key("responses"); json.number(stats.all.responses)
         json.append(","); json.key("http2Exchanges"); json.number(stats.http2Exchanges)
+        json.append(","); json.key("http3Exchanges"); json.number(stats.http3Exchanges)
         json.append(","); json.key("latency"); latency(stats.all.latency, into: &json)
         json.append(","); json.key("hosts"); groups(stats.hosts, into: &json)
         json.append(","); json.key("methods"); groups(stats.methods, into: &json)

@@ -64,6 +64,7 @@ public struct StatisticsTextRenderer {
         var text = "\nHTTP: \(stats.all.requests) request\(stats.all.requests == 1 ? "" : "s"), \(stats.all.responses) response"
             + "\(stats.all.responses == 1 ? "" : "s")"
         if stats.http2Exchanges > 0 { text += " (\(stats.http2Exchanges) exchanges over HTTP/2)" }
+        if stats.http3Exchanges > 0 { text += " (\(stats.http3Exchanges) exchanges over HTTP/3)" }
         text += "\n"
         guard stats.all.requests + stats.all.responses > 0 else { return text }
         text += "\nBy host (latency: request's last byte to response's first byte, ms)\n"
