@@ -3,7 +3,7 @@
 
 Usage: make-seeds.py KIND OUT_DIR MAX_LEN FIXTURE...
 KIND is the second column of Fuzz/targets: packets, streams, clienthello, files, tunnels, tlsrecords, hpack, quic, h3,
-nfqueue, none.
+nfqueue, dns, none.
 """
 import hashlib
 import os
@@ -350,6 +350,27 @@ def seed_nfqueue(out, fixtures, max_len):
              max_len)
 
 
+def seed_dns(out, fixtures, max_len):
+    """DNS messages as a sandbox's command sends them to its resolver: the UDP port 53 payloads of the fixtures,
+    plus hand-made queries (A, AAAA with an EDNS OPT record, mixed case, a 63-byte label), each behind an options
+    byte (bit 0: answer NXDOMAIN, bit 1: SERVFAIL)."""
+    from scapy.all import UDP  # noqa: E402
+    def query(name, qtype=1, edns=False, qid=0x1234):
+        labels = b"".join(bytes([len(l)]) + l for l in name.encode().split(b".") if l) + b"\x00"
+        header = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 1 if edns else 0)
+        opt = b"\x00" + struct.pack(">HHIH", 41, 1232, 0, 0) if edns else b""
+        return header + labels + struct.pack(">HH", qtype, 1) + opt
+    for options in (0, 1, 2):
+        save(out, bytes([options]) + query("example.com"), max_len)
+        save(out, bytes([options]) + query("Api.Example.COM", 28, edns=True), max_len)
+        save(out, bytes([options]) + query("a" * 63 + ".test", 16), max_len)
+        save(out, bytes([options]) + query(""), max_len)
+    for path in fixtures:
+        for _, _, packet in packets_of(path):
+            if UDP in packet and 53 in (packet[UDP].dport, packet[UDP].sport):
+                save(out, bytes([1]) + bytes(packet[UDP].payload), max_len)
+
+
 def main():
     kind, out, max_len = sys.argv[1], sys.argv[2], int(sys.argv[3])
     fixtures = sys.argv[4:]
@@ -357,6 +378,7 @@ def main():
     makers = {"packets": seed_packets, "streams": seed_streams, "clienthello": seed_clienthello,
               "files": seed_files, "tunnels": seed_tunnels, "tlsrecords": seed_tlsrecords,
               "hpack": seed_hpack, "quic": seed_quic, "h3": seed_h3, "nfqueue": seed_nfqueue,
+              "dns": seed_dns,
               "none": lambda *args: None}
     if kind not in makers:
         sys.exit(f"make-seeds.py: unknown seed kind {kind!r}; known: {', '.join(sorted(makers))}")

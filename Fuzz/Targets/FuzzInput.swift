@@ -28,4 +28,15 @@ struct FuzzInput {
 
     /// The rest of the input.
     mutating func rest() -> UnsafeRawBufferPointer { take(remaining) }
+
+    /// The rest of the input copied into an allocation of exactly its size, for `body`: a read past it is
+    /// AddressSanitizer's to report (an Array may reserve more, and UnsafeRawBufferPointer's own bounds check is gone
+    /// at -O).
+    mutating func withRestInExactBuffer<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let rest = rest()
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: rest.count, alignment: 1)
+        defer { storage.deallocate() }
+        storage.copyMemory(from: rest)
+        return body(UnsafeRawBufferPointer(storage))
+    }
 }

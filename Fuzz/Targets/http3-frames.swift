@@ -35,9 +35,9 @@ private func touch(_ event: HTTPEvent) -> Int {
         }
         precondition(exchange.http3 != nil)
         return total
-    case .warning(_, let message, _):
-        precondition(!message.isEmpty)
-        return message.utf8.count
+    case .warning(_, let warning, _):
+        precondition(!warning.description.isEmpty)
+        return warning.description.utf8.count
     default:
         return 1
     }

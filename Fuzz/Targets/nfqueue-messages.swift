@@ -9,20 +9,16 @@
 public func fuzzNetfilterQueueMessages(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
     let options = input.byte()
-    let rest = input.rest()
-    // Exactly the received size (an Array may reserve more), so a read past it is AddressSanitizer's to report:
-    // UnsafeRawBufferPointer's own bounds check is gone at -O.
-    let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: rest.count, alignment: 1)
-    defer { storage.deallocate() }
-    storage.copyMemory(from: rest)
-    let bytes = UnsafeRawBufferPointer(storage)
-    if options & 1 != 0 {
-        _ = NetfilterQueueMessages.acknowledgement(bytes)
-        return 0
+    // Exactly the received size, so a read past it is AddressSanitizer's to report.
+    input.withRestInExactBuffer { bytes in
+        if options & 1 != 0 {
+            _ = NetfilterQueueMessages.acknowledgement(bytes)
+            return
+        }
+        var packets: [NetfilterQueueMessages.QueuedPacket] = []
+        NetfilterQueueMessages.parsePackets(bytes, into: &packets)
+        precondition(packets.count <= bytes.count / NetfilterQueueMessages.packetHeaderLength, "more packets than messages fit")
+        for packet in packets { precondition(packet.payload.count <= bytes.count, "a payload larger than what was received") }
     }
-    var packets: [NetfilterQueueMessages.QueuedPacket] = []
-    NetfilterQueueMessages.parsePackets(bytes, into: &packets)
-    precondition(packets.count <= bytes.count / NetfilterQueueMessages.packetHeaderLength, "more packets than messages fit")
-    for packet in packets { precondition(packet.payload.count <= bytes.count, "a payload larger than what was received") }
     return 0
 }

@@ -52,7 +52,7 @@ public struct InterfaceStatus: Sendable, Codable {
     public var engine: String = ""
     /// The user-space engine's own report (its counters), when it is the engine.
     public var engineCounters: EngineReport?
-    /// Packets each connection fault acted on (`reset`, `stall`, `refuse`), when the profile has faults.
+    /// Connections each connection fault acted on (`reset`, `stall`, `refuse`: see `ConnectionFaults.counters`), when the profile has faults.
     public var faults: [String: UInt64]?
     public var problem: String?
 }
@@ -522,7 +522,7 @@ public struct Conditioner: Sendable {
                     status.problem = "the user-space engine has not reported; run `condition off -i \(state.interface)`"
                 }
             }
-            if !(state.profile.faults?.isEmpty ?? true) {
+            if state.profile.faults?.needsTable ?? false {
                 let listed = try? runner.run(["nft", "-j", "list", "table", "inet", ConnectionFaults.table(state.interface)])
                 status.faults = listed.flatMap { $0.status == 0 ? ConnectionFaults.counters(nftJSON: Data($0.stdout.utf8)) : nil }
                 if status.faults == nil {

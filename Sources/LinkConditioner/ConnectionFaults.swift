@@ -1,4 +1,5 @@
 import Foundation
+import Sandbox
 
 /// Connection-level faults that packet loss cannot express (toxiproxy's reset_peer, timeout, limit_data and
 /// toxicity): reset or stall a TCP connection after some bytes or some time, reset a share of connections, refuse
@@ -17,6 +18,9 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
     public var stallAfterBytes: UInt64?
     /// Refuse new selected TCP connections.
     public var refuse: Refusal?
+    /// DNS faults, in order (the first that matches a name decides): answered by the DNS forwarder of a
+    /// `condition run` sandbox, not by nftables, so only `run` takes them.
+    public var dns: [DNSFault]?
 
     public enum Refusal: String, Sendable, Codable, Hashable, CaseIterable {
         /// The client gets a TCP reset: ECONNREFUSED.
@@ -32,15 +36,19 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
     public static let maximumMilliseconds: UInt64 = 86_400_000
 
     public init(resetAfterBytes: UInt64? = nil, resetAfterMilliseconds: UInt64? = nil, resetPercent: Double? = nil,
-                stallAfterBytes: UInt64? = nil, refuse: Refusal? = nil) {
+                stallAfterBytes: UInt64? = nil, refuse: Refusal? = nil, dns: [DNSFault]? = nil) {
         self.resetAfterBytes = resetAfterBytes
         self.resetAfterMilliseconds = resetAfterMilliseconds
         self.resetPercent = resetPercent
         self.stallAfterBytes = stallAfterBytes
         self.refuse = refuse
+        self.dns = dns?.isEmpty == true ? nil : dns
     }
 
     public var isEmpty: Bool { self == ConnectionFaults() }
+
+    /// Whether any fault needs the nftables table (all but the DNS faults).
+    public var needsTable: Bool { resets || stallAfterBytes != nil || refuse != nil }
 
     /// Whether any reset fault is set.
     var resets: Bool { resetAfterBytes != nil || resetAfterMilliseconds != nil || resetPercent != nil }
@@ -50,7 +58,8 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
         ConnectionFaults(resetAfterBytes: other.resetAfterBytes ?? resetAfterBytes,
                          resetAfterMilliseconds: other.resetAfterMilliseconds ?? resetAfterMilliseconds,
                          resetPercent: other.resetPercent ?? resetPercent,
-                         stallAfterBytes: other.stallAfterBytes ?? stallAfterBytes, refuse: other.refuse ?? refuse)
+                         stallAfterBytes: other.stallAfterBytes ?? stallAfterBytes, refuse: other.refuse ?? refuse,
+                         dns: other.dns ?? dns)
     }
 
     /// What is out of range, in the words of the profile file's fields.
@@ -63,6 +72,12 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
             problems.append("faults.resetAfterMs must be 1 ms to 1 day")
         }
         if let value = resetPercent, !(value > 0 && value <= 100) { problems.append("faults.resetPercent must be more than 0 and at most 100") }
+        for fault in dns ?? [] {
+            if case .delay(let milliseconds) = fault.action, !(1...DNSFault.maximumDelayMilliseconds).contains(milliseconds) {
+                problems.append("faults.dns delay must be 1 ms to 60 s")
+            }
+            if !fault.names.allSatisfy(DNSFault.isPlainName) { problems.append("faults.dns names must be plain names such as api.example.com") }
+        }
         return problems
     }
 
@@ -135,6 +150,14 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
             // the local stack's own RST when the far end's next segment, let through, finds no socket any more.
             script.append(set("reset_done", timeout: "1d"))
             let done = ["add", "@reset_done", "{", "ct", "id", "}", "counter"]
+            if resetWhen.contains(where: { $0 != atOnce }) {
+                // What the local socket still sends once its connection was reset is rejected here, uncounted, so the
+                // counter below counts each connection once.
+                for match in matches(selection, uplink: true) {
+                    script.append(["add", "rule", "inet", table, "uplink"] + chains[0].1 + match
+                                  + ["ct", "id", "@reset_done", "tcp", "flags", "!", "rst", "reject", "with", "tcp", "reset"])
+                }
+            }
             rules { uplink in
                 resetWhen.compactMap { when in
                     if uplink {
@@ -149,8 +172,12 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
         if let bytes = faults.stallAfterBytes {
             // Named `NAME_after` ("stall" alone would do, but "reset" is an nft keyword: one pattern for both).
             script.append(set("stall_after", timeout: "1d"))
-            rules { _ in [["update", "@stall_after", "{", "ct", "id", "quota", "over", String(bytes), "bytes", "}", "counter", "drop",
-                           "comment", "\"stall\""]] }
+            script.append(set("stall_done", timeout: "1d"))
+            // A stalled connection's packets are dropped by the first rule, uncounted; the second counts each connection
+            // once, at the packet that took it over the quota.
+            rules { _ in [["ct", "id", "@stall_done", "drop"],
+                          ["update", "@stall_after", "{", "ct", "id", "quota", "over", String(bytes), "bytes", "}",
+                           "add", "@stall_done", "{", "ct", "id", "}", "counter", "drop", "comment", "\"stall\""]] }
         }
         if let refuse = faults.refuse {
             let action = switch refuse {
@@ -158,9 +185,17 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
             case .unreachable: ["reject", "with", "icmpx", "type", "host-unreachable"]
             case .timeout: ["drop"]
             }
+            // Counted once per connection attempt: a SYN the client sends again (its connect still waiting, same ports)
+            // is not counted again. Keyed by ports, not conntrack id: a refused SYN's conntrack entry is never confirmed,
+            // so its retransmission gets a new one.
+            script.append(["add", "set", "inet", table, "refuse_seen", "{", "typeof", "tcp", "sport", ".", "tcp", "dport", ";",
+                           "flags", "dynamic,timeout", ";", "timeout", "2m", ";", "size", "65536", ";", "}"])
+            let syn = ["tcp", "flags", "&", "(syn|ack)", "==", "syn"]
             for match in matches(selection, uplink: true) {
-                script.append(["add", "rule", "inet", table, "uplink"] + chains[0].1 + match
-                              + ["tcp", "flags", "&", "(syn|ack)", "==", "syn", "counter"] + action + ["comment", "\"refuse\""])
+                script.append(["add", "rule", "inet", table, "uplink"] + chains[0].1 + match + syn
+                              + ["tcp", "sport", ".", "tcp", "dport", "!=", "@refuse_seen",
+                                 "add", "@refuse_seen", "{", "tcp", "sport", ".", "tcp", "dport", "}", "counter", "comment", "\"refuse\""])
+                script.append(["add", "rule", "inet", table, "uplink"] + chains[0].1 + match + syn + action)
             }
         }
         return UserspaceEngine.nft(script)
@@ -191,8 +226,8 @@ public struct ConnectionFaults: Sendable, Equatable, Hashable, Codable {
 }
 
 extension ConnectionFaults {
-    /// Packets each fault has acted on (reset, dropped or refused), keyed by fault (`reset`, `stall`, `refuse`),
-    /// summed over its rules, from `nft -j list table inet tapkit_faults_IFACE`; nil when that is not its JSON.
+    /// Connections each fault has acted on (reset, stalled, or refused: connection attempts, a SYN sent again counted
+    /// once), keyed by fault (`reset`, `stall`, `refuse`), summed over its counted rules (one per connection), from `nft -j list table inet tapkit_faults_IFACE`; nil when that is not its JSON.
     public static func counters(nftJSON: Data) -> [String: UInt64]? {
         guard let root = try? JSONSerialization.jsonObject(with: nftJSON) as? [String: Any],
               let items = root["nftables"] as? [[String: Any]] else { return nil }

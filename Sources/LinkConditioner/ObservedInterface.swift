@@ -42,7 +42,7 @@ public struct ObservedInterface: Sendable, Equatable {
                                  ingressPresent: true, ingressRedirectsToOurIFB: true, ifbPresent: true,
                                  engineTablePresent: userspace,
                                  presentQueueRules: userspace ? UserspaceEngine.queueRules(state.interface) : [],
-                                 faultTablePresent: !(state.profile.faults?.isEmpty ?? true),
+                                 faultTablePresent: state.profile.faults?.needsTable ?? false,
                                  emptiedMangleTables: userspace ? ["ip", "ip6"] : [])
     }
 }

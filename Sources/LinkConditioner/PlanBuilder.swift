@@ -73,7 +73,7 @@ public enum PlanBuilder {
             commands.append(engineStart)
             commands += UserspaceEngine.queueRules(interface)
         }
-        if let faults = engineProfile.faults, !faults.isEmpty {
+        if let faults = engineProfile.faults, faults.needsTable {
             commands.append(ConnectionFaults.createTable(faults, interface: interface,
                                                          selection: engineProfile.effectiveSelection(selection)))
         }
@@ -114,8 +114,8 @@ public enum PlanBuilder {
         }
         plan += switchEgress(device: interface.ifbName, from: downlinkSpec(oldProfile, selection: selection),
                              to: downlinkSpec(newProfile, selection: selection))
-        if old.profile.faults.map({ !$0.isEmpty }) ?? false { plan.append(ConnectionFaults.deleteTable(interface)) }
-        if let faults = new.profile.faults, !faults.isEmpty {
+        if old.profile.faults.map({ $0.needsTable }) ?? false { plan.append(ConnectionFaults.deleteTable(interface)) }
+        if let faults = new.profile.faults, faults.needsTable {
             plan.append(ConnectionFaults.createTable(faults, interface: interface,
                                                      selection: new.profile.effectiveSelection(selection)))
         }

@@ -1,3 +1,5 @@
+import Sandbox
+
 /// Profiles in words and numbers, for `list` and `show`.
 public enum ProfileDescription {
     /// "32 kbit/s, 100 ms, 10% loss" or "unchanged".
@@ -60,7 +62,24 @@ public enum ProfileDescription {
         case .timeout?: parts.append("let new connections time out")
         case nil: break
         }
-        return parts.joined(separator: ", ") + " (TCP)"
+        var text = parts.isEmpty ? "" : parts.joined(separator: ", ") + " (TCP)"
+        if let dns = faults.dns {
+            text += (text.isEmpty ? "" : "; ") + "DNS " + dns.map(dnsFault).joined(separator: ", ")
+        }
+        return text
+    }
+
+    /// "NXDOMAIN for ads.example and names under it", "no answer for every name", "300 ms delay for api.example".
+    static func dnsFault(_ fault: DNSFault) -> String {
+        let action = switch fault.action {
+        case .nxdomain: "NXDOMAIN"
+        case .servfail: "SERVFAIL"
+        case .refused: "REFUSED"
+        case .timeout: "no answer"
+        case .delay(let milliseconds): TCUnits.humanTime(microseconds: milliseconds * 1000) + " delay"
+        }
+        return action + " for " + (fault.names.isEmpty ? "every name" : fault.names.joined(separator: ", ") + " and names under "
+                                   + (fault.names.count == 1 ? "it" : "them"))
     }
 
     /// A schedule in one line: "Slow Net 15s -> Black Hole 5s, repeating" ("until stopped" for an open last step).

@@ -1,4 +1,5 @@
 import Foundation
+import Sandbox
 import SystemSupport
 
 /// A profile file could not be used: says which file, which field, and the form expected.
@@ -95,10 +96,11 @@ public enum ProfileFile {
                        faults: try faults(object["faults"], file: file))
     }
 
-    public static let faultFields = ["resetAfterBytes", "resetAfterMs", "resetPercent", "stallAfterBytes", "refuse"]
+    public static let faultFields = ["resetAfterBytes", "resetAfterMs", "resetPercent", "stallAfterBytes", "refuse", "dns"]
 
     /// `"faults": {"resetAfterBytes": N, "resetAfterMs": MS, "resetPercent": P, "stallAfterBytes": N,
-    /// "refuse": "reset" | "unreachable" | "timeout"}`.
+    /// "refuse": "reset" | "unreachable" | "timeout", "dns": ["nxdomain:NAME,NAME", "servfail", ...]}` (DNS faults
+    /// in `DNSFault`'s form, for `condition run`).
     private static func faults(_ value: JSONValue?, file: String) throws -> ConnectionFaults? {
         guard let value, value != .null else { return nil }
         guard case .object(let object) = value else {
@@ -130,9 +132,24 @@ public enum ProfileFile {
             throw ProfileFileError(file: file, field: "faults.resetPercent",
                                    problem: "expected a share of connections in percent, more than 0 and at most 100, got 0 (leave the field out)")
         }
+        var dns: [DNSFault]?
+        if let value = object["dns"], value != .null {
+            let expected = "expected a list of DNS faults like [\"nxdomain:ads.example.com\", \"delay=2s\"]"
+            guard case .array(let items) = value, !items.isEmpty else {
+                throw ProfileFileError(file: file, field: "faults.dns", problem: "\(expected), got \(value.shortDescription)")
+            }
+            dns = try items.map { item in
+                guard case .string(let text) = item else {
+                    throw ProfileFileError(file: file, field: "faults.dns", problem: "\(expected), got \(item.shortDescription)")
+                }
+                do { return try DNSFault.parse(text, seconds: DurationParser.seconds) } catch {
+                    throw ProfileFileError(file: file, field: "faults.dns", problem: "\(error)")
+                }
+            }
+        }
         return ConnectionFaults(resetAfterBytes: try bytes("resetAfterBytes"),
                                 resetAfterMilliseconds: resetAfter.map { UInt64($0.rounded()) }, resetPercent: percent,
-                                stallAfterBytes: try bytes("stallAfterBytes"), refuse: refuse)
+                                stallAfterBytes: try bytes("stallAfterBytes"), refuse: refuse, dns: dns)
     }
 
     /// Fields of a profile that is a schedule: other profiles by name, one after another.

@@ -88,7 +88,7 @@ public enum SandboxConditioning {
         if uplink.needsTree {
             commands += PlanBuilder.egressTree(device: inner, spec: uplink).map { inNamespace($0, identity) }
         }
-        if let faults = profile.faults, !faults.isEmpty {
+        if let faults = profile.faults, faults.needsTable {
             commands.append(inNamespace(ConnectionFaults.createTable(faults, interface: inner, selection: .allIP), identity))
         }
         return commands
@@ -99,8 +99,8 @@ public enum SandboxConditioning {
         let inner = try InterfaceName(identity.namespaceInterface)
         var faults: [[String]] = []
         if old.faults != new.faults {
-            if old.faults?.isEmpty == false { faults.append(ConnectionFaults.deleteTable(inner)) }
-            if let added = new.faults, !added.isEmpty {
+            if old.faults?.needsTable == true { faults.append(ConnectionFaults.deleteTable(inner)) }
+            if let added = new.faults, added.needsTable {
                 faults.append(ConnectionFaults.createTable(added, interface: inner, selection: .allIP))
             }
         }

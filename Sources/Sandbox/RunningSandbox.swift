@@ -55,6 +55,8 @@ public final class RunningSandbox: @unchecked Sendable {
     /// The private TLS key log the command writes, when asked for.
     public let tlsKeyLogPath: String?
     public let options: SandboxOptions
+    /// The host's resolver file as it was when the sandbox was made (where `answerDNS` forwards to).
+    public let hostResolvConf: String
     let registry: SandboxRegistry
     let runner: any CommandRunner
     private var removed = false
@@ -96,6 +98,7 @@ public final class RunningSandbox: @unchecked Sendable {
         self.registry = registry
         self.runner = runner
         self.options = options
+        hostResolvConf = hostResolv
         do {
             tlsKeyLogPath = try record.scratchDirectory.map {
                 try Self.makeKeyLog(in: $0, for: options.invokingUser)

@@ -14,7 +14,9 @@ public struct SandboxResolverConfiguration: Equatable, Sendable {
     /// The host loopback address port 53 on the host end is DNATed to, when the host's resolver is local.
     public var loopbackResolver: String?
 
-    public init(hostResolvConf: String, hostAddress: String) {
+    /// `forwarder`: the sandbox's own DNS forwarder answers at the host end (DNS faults): every name server line is
+    /// replaced by the host end's address, and no DNAT to a loopback resolver is needed.
+    public init(hostResolvConf: String, hostAddress: String, forwarder: Bool = false) {
         var lines: [String] = []
         var loopback: String?
         var wroteHostAddress = false
@@ -25,7 +27,12 @@ public struct SandboxResolverConfiguration: Equatable, Sendable {
                 continue
             }
             let server = String(fields[1])
-            if let mapped = Self.loopbackTarget(server) {
+            if forwarder {
+                if !wroteHostAddress {
+                    lines.append("nameserver \(hostAddress) # tapkit sandbox DNS faults, then the host's name servers")
+                    wroteHostAddress = true
+                }
+            } else if let mapped = Self.loopbackTarget(server) {
                 // Only one loopback resolver can sit behind the host address; the first one wins.
                 if loopback == nil { loopback = mapped }
                 if !wroteHostAddress {
@@ -36,10 +43,22 @@ public struct SandboxResolverConfiguration: Equatable, Sendable {
                 lines.append(String(line))
             }
         }
+        if forwarder && !wroteHostAddress {
+            lines.append("nameserver \(hostAddress) # tapkit sandbox DNS faults, then the host's name servers")
+        }
         var text = lines.joined(separator: "\n")
         if !text.hasSuffix("\n") { text += "\n" }
         contents = text
         loopbackResolver = loopback
+    }
+
+    /// The name servers a resolv.conf lists, in order; glibc's 127.0.0.1 when it lists none.
+    public static func nameServers(in resolvConf: String) -> [String] {
+        let servers = resolvConf.split(separator: "\n").compactMap { line -> String? in
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            return fields.count >= 2 && fields[0] == "nameserver" ? String(fields[1]) : nil
+        }
+        return servers.isEmpty ? ["127.0.0.1"] : servers
     }
 
     /// The IPv4 loopback address to DNAT to for a loopback name server, nil for any other server.

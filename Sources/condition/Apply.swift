@@ -385,7 +385,7 @@ struct Status: ParsableCommand {
                 " (pid \($0.worker ?? $0.pid): \($0.delayed) packets held, \($0.passed) sent at once, \($0.dropped) dropped)"
             } ?? ""))
             if let faults = status.faults {
-                print("  faults: " + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) packets" }.joined(separator: ", "))
+                print("  faults: " + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) connection\($0.value == 1 ? "" : "s")" }.joined(separator: ", "))
             }
             if let conditions = status.conditions { print("  only: \(conditions)") }
             for excluded in status.excluded ?? [] { print("  not conditioned: \(excluded)") }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LinkConditioner
+import Sandbox
 
 extension ConnectionFaults.Refusal: ExpressibleByArgument {}
 
@@ -28,6 +29,10 @@ struct FaultOptions: ParsableArguments {
         "Refuse new TCP connections: reset (ECONNREFUSED), unreachable (ICMP, EHOSTUNREACH) or timeout (the SYN is dropped).",
         valueName: "reset|unreachable|timeout"))
     var refuse: ConnectionFaults.Refusal?
+    @Option(name: .customLong("dns-fault"), help: ArgumentHelp(
+        "condition run only: answer the command's DNS queries for NAME and names under it (every name without :NAME) with NXDOMAIN, SERVFAIL or REFUSED, no answer (timeout), or a delay, e.g. nxdomain:api.example.com, timeout, delay=2s:cdn.example.com. Repeat it; the first that matches a name decides.",
+        valueName: "nxdomain|servfail|refused|timeout|delay=DURATION[:NAME,...]"))
+    var dnsFaults: [String] = []
 
     func validate() throws {
         do { _ = try faults() } catch { throw ValidationError("\(error)") }
@@ -43,7 +48,12 @@ struct FaultOptions: ParsableArguments {
             return value
         }
         var faults = ConnectionFaults(resetAfterBytes: try bytes(resetAfterBytes, "--reset-after-bytes"),
-                                      stallAfterBytes: try bytes(stallAfterBytes, "--stall-after-bytes"), refuse: refuse)
+                                      stallAfterBytes: try bytes(stallAfterBytes, "--stall-after-bytes"), refuse: refuse,
+                                      dns: try dnsFaults.map { text in
+                                          do { return try DNSFault.parse(text, seconds: DurationParser.seconds) } catch {
+                                              throw ReportedError(description: "--dns-fault: \(error)")
+                                          }
+                                      })
         if let resetAfter {
             guard let seconds = DurationParser.seconds(resetAfter), seconds >= 0.001,
                   seconds * 1000 <= Double(ConnectionFaults.maximumMilliseconds) else {
@@ -62,17 +72,28 @@ struct FaultOptions: ParsableArguments {
     }
 
     /// Whether any fault flag was given.
-    var given: Bool { resetAfterBytes != nil || resetAfter != nil || resetPercent != nil || stallAfterBytes != nil || refuse != nil }
+    var given: Bool {
+        resetAfterBytes != nil || resetAfter != nil || resetPercent != nil || stallAfterBytes != nil || refuse != nil || !dnsFaults.isEmpty
+    }
 
     /// The profile `name` names, with the flags' faults over its own; without a name, the faults alone.
+    /// DNS faults only for `run` (`use`), whose sandbox's DNS TapKit answers.
     func profile(_ name: String?, catalog: () throws -> ProfileCatalog, use: String) throws -> Profile {
         let flags = try faults()
-        guard let name else {
+        var profile: Profile
+        if let name {
+            profile = try catalog().profileWithSettings(named: name, for: use)
+            if let flags { profile.faults = (profile.faults ?? ConnectionFaults()).overridden(by: flags) }
+        } else {
             guard let flags else { throw ReportedError(description: "name a profile (see `condition list`) or give a fault flag such as --refuse reset") }
-            return Profile(name: "Connection faults", summary: "faults from the command line", faults: flags)
+            profile = Profile(name: "Connection faults", summary: "faults from the command line", faults: flags)
         }
-        var profile = try catalog().profileWithSettings(named: name, for: use)
-        if let flags { profile.faults = (profile.faults ?? ConnectionFaults()).overridden(by: flags) }
+        if use != "run", let dns = profile.faults?.dns {
+            throw ReportedError(description: "DNS faults (\(dns.map(\.description).joined(separator: ", ")), from "
+                                + (dnsFaults.isEmpty ? "the profile's faults.dns" : "--dns-fault")
+                                + ") work in `condition run` only, where TapKit answers the command's DNS: "
+                                + "sudo condition run \(name.map { "\"\($0)\" " } ?? "")--dns-fault ... -- COMMAND")
+        }
         return profile
     }
 }

@@ -103,16 +103,36 @@ struct RunCommand: ParsableCommand {
         let session = SandboxSession(settings: ConditionEnvironment.sandboxSettings, runner: runner,
                                      log: { SandboxCLI.printError("condition: \($0)") })
         let status: Int32
+        var forwarder: SandboxDNSForwarder?
         do {
             // The profile is applied (and the kernel's support for it checked) before the banner is printed.
             status = try session.run(request) { sandbox in
                 try SandboxConditioning.apply(chosen, to: sandbox, runner: runner)
+                if let dns = chosen.faults?.dns {
+                    forwarder = try sandbox.answerDNS(faults: dns, runner: runner)
+                    SandboxCLI.printError("condition: DNS of the command answered at \(sandbox.identity.hostIPv4) "
+                                          + "(\(ProfileDescription.faults(ConnectionFaults(dns: dns)) ?? "")), other names from the host's name servers")
+                }
             }
         } catch {
+            forwarder?.stop()
             SandboxCLI.printError("condition run: \(error)")
             throw ExitCode(SandboxCLI.setupFailureStatus)
         }
+        if let forwarder {
+            forwarder.stop()
+            SandboxCLI.printError("condition: DNS queries: " + Self.describe(forwarder.counters))
+        }
         throw ExitCode(status)
+    }
+
+    /// "2 answered NXDOMAIN, 1 unanswered, 5 forwarded": the forwarder's counters, those that are not zero.
+    static func describe(_ counts: DNSForwarderCounts) -> String {
+        let parts = [(counts.nxdomain, "answered NXDOMAIN"), (counts.servfail, "answered SERVFAIL"), (counts.refused, "answered REFUSED"),
+                     (counts.unanswered, "left unanswered"), (counts.delayed, "delayed"), (counts.forwarded, "answered by the host's name servers"),
+                     (counts.lost, "lost (no name server answered in time, or over the forwarder's limits)")]
+        let said = parts.filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+        return said.isEmpty ? "none" : said.joined(separator: ", ")
     }
 }
 
