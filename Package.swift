@@ -109,6 +109,21 @@ let package = Package(
             ],
             swiftSettings: crossModule
         ),
+        // The live view: a loopback HTTP and WebSocket server (swift-nio) over the engine's events, with an exchange
+        // store of bounded memory, HAR from the `--har` code, and the conditioner's panel (docs/liveview.md). The
+        // page's files are compiled into the module, so the executable serves them without files beside it.
+        .target(
+            name: "LiveView",
+            dependencies: [
+                "CaptureEngine", "HTTPModel", "LinkConditioner", "PacketDecoding", "Reports", "Sandbox", "SystemSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            resources: [.embedInCode("Page")]
+        ),
         // Spawning, waiting, signals, file locks and errno-typed errors: the OS plumbing, in one place.
         .target(name: "SystemSupport"),
         // A network namespace + veth + NAT + DNS for one command; used by `condition run` and `capture -- COMMAND`.
@@ -118,7 +133,7 @@ let package = Package(
             name: "capture",
             dependencies: [
                 "CaptureEngine", "PacketCapture", "PacketDecoding", "FlowReassembly", "HTTPModel", "Reports", "TLS",
-                "Sandbox", "SystemSupport", "LinkConditioner",
+                "Sandbox", "SystemSupport", "LinkConditioner", "LiveView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Release builds link the Swift runtime and Foundation statically: resolving their symbols at every
@@ -165,6 +180,11 @@ let package = Package(
         .testTarget(name: "LinkConditionerTests", dependencies: ["LinkConditioner", "Sandbox", "TestSupport"]),
         .testTarget(name: "ConditionerNamespaceTests", dependencies: ["LinkConditioner", "TestSupport"]),
         .testTarget(name: "ConditionerVMTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "LiveViewTests", dependencies: [
+            "LiveView", "HTTPModel", "FlowReassembly", "PacketDecoding", "LinkConditioner", "TestSupport",
+        ]),
+        // The live view's conditioner switch on a sandboxed command, measured by the command (root).
+        .testTarget(name: "LiveViewNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
         .testTarget(name: "CommandCaptureNamespaceTests", dependencies: ["Sandbox", "SystemSupport", "TestSupport"]),
         .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),

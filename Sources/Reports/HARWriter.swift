@@ -21,6 +21,26 @@ public final class HARWriter {
             throw WriteError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
         }
         output = TextOutput(fileDescriptor: descriptor)
+        Self.head(creatorVersion: creatorVersion, into: &output)
+    }
+
+    /// The whole document for `exchanges`, in memory: the same bytes `init`, `add` and `finish` write to a file
+    /// (the live view's HAR download).
+    public static func document<Exchanges: Sequence<HTTPExchange>>(_ exchanges: Exchanges,
+                                                                   creatorVersion: String = "0.1") -> [UInt8] {
+        var output = TextOutput(fileDescriptor: -1, flushThreshold: Int.max)
+        head(creatorVersion: creatorVersion, into: &output)
+        var first = true
+        for exchange in exchanges {
+            if !first { output.append(",\n") }
+            first = false
+            entry(exchange, into: &output)
+        }
+        output.append(tail)
+        return output.bytes
+    }
+
+    private static func head(creatorVersion: String, into output: inout TextOutput) {
         output.append("{\"log\":{")
         output.key("version"); output.string("1.2")
         output.append(","); output.key("creator"); output.append("{")
@@ -29,6 +49,8 @@ public final class HARWriter {
         output.append("},"); output.key("pages"); output.append("[],")
         output.key("entries"); output.append("[\n")
     }
+
+    private static let tail: StaticString = "\n]}}\n"
 
     deinit { try? finish() }
 
@@ -43,7 +65,7 @@ public final class HARWriter {
     public func finish() throws(WriteError) {
         guard !finished else { return }
         finished = true
-        output.append("\n]}}\n")
+        output.append(Self.tail)
         output.flush()
         close(output.fileDescriptor)
         if output.writeFailed {

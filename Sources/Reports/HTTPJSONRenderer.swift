@@ -17,7 +17,8 @@ public enum HTTPJSONRenderer {
         output.append(UInt8(ascii: "\n"))
     }
 
-    private static func write(_ exchange: HTTPExchange, into json: inout TextOutput) {
+    /// The object alone, without a newline (the live view adds its own members before the closing brace).
+    public static func write(_ exchange: HTTPExchange, into json: inout TextOutput) {
         json.append("{")
         json.key("ts"); json.time(exchange.time)
         json.append(","); json.key("client"); json.endpoint(exchange.client)
@@ -151,7 +152,8 @@ public enum HTTPJSONRenderer {
         output.append(UInt8(ascii: "\n"))
     }
 
-    private static func write(_ message: WebSocketMessage, into json: inout TextOutput) {
+    /// The record alone, without a newline.
+    public static func write(_ message: WebSocketMessage, into json: inout TextOutput) {
         json.append("{"); json.key("type"); json.string("websocket")
         json.append(","); json.key("ts"); json.time(message.time)
         json.append(","); json.key("client"); json.endpoint(message.client)

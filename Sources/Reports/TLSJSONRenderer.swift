@@ -10,7 +10,8 @@ public enum TLSJSONRenderer {
         output.append(UInt8(ascii: "\n"))
     }
 
-    private static func write(_ session: TLSSessionFacts, into json: inout TextOutput) {
+    /// The object alone, without a newline.
+    public static func write(_ session: TLSSessionFacts, into json: inout TextOutput) {
         json.append("{")
         json.key("ts"); json.time(session.time)
         json.append(","); json.key("client"); json.endpoint(session.client)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CaptureEngine
 import Foundation
+import LiveView
 import PacketCapture
 import PacketDecoding
 import Reports
@@ -87,6 +88,7 @@ struct CaptureCommand: ParsableCommand {
     @OptionGroup(title: "Summaries and one connection (--stats, --follow)") var statsOptions: StatsOptions
     @OptionGroup(title: "TLS decryption") var tlsOptions: TLSOptions
     @OptionGroup(title: "One command's traffic (-- COMMAND)") var commandOptions: CommandOptions
+    @OptionGroup(title: "Live view in the browser (--ui)") var liveViewOptions: LiveViewOptions
 
     @Flag(name: [.customShort("D"), .customLong("list-interfaces")],
           help: "List the interfaces capture can use, with index, state and addresses, then exit.")
@@ -104,6 +106,7 @@ struct CaptureCommand: ParsableCommand {
 
     static func normalizedArguments(_ arguments: [String]) -> [String] {
         var result: [String] = []
+        let arguments = LiveViewOptions.normalize(arguments)
         for argument in arguments {
             let characters = Array(argument)
             if characters.count > 2, characters[0] == "-", "irwcsBCGWZyQFj".contains(characters[1]) {
@@ -118,7 +121,7 @@ struct CaptureCommand: ParsableCommand {
 
     func validate() throws {
         if listInterfaces { return }
-        try commandOptions.validate(source: source)
+        try commandOptions.validate(source: source, liveView: liveViewOptions.ui != nil)
         if source.interface != nil && source.readFile != nil {
             throw ValidationError("Give either -i (live) or -r (file), not both.")
         }
@@ -158,6 +161,7 @@ struct CaptureCommand: ParsableCommand {
             throw ValidationError("-Z drops root once a packet capture and its -w file are open; \(mode) does not support it. "
                                   + "Leave -Z out, or give capture the capture rights instead (setcap, see the README).")
         }
+        try liveViewOptions.validate(statsOrFollow: statsOptions.stats ? "--stats" : statsOptions.follow != nil ? "--follow" : nil)
         try httpOptions.validate(http: output.http)
         try statsOptions.validate(output: output, lineFlag: lineOptions.firstGiven)
         if tlsOptions.keyLogFile != nil && !output.http && !statsOptions.stats && !(output.writeFile?.hasSuffix(".pcapng") ?? false) {
@@ -196,7 +200,7 @@ struct CaptureCommand: ParsableCommand {
 
     /// `command`, when given, names the sandbox interface to capture on and starts its command once the handle
     /// is live; it then owns the signals (forwarded to the command) and stops the capture when the command ends.
-    func capture(command: CommandCapture? = nil) throws {
+    func capture(command: CommandCapture? = nil, liveView commandView: LiveView? = nil) throws {
         let handle: CaptureHandle
         if let path = source.readFile {
             handle = try CaptureHandle.openOffline(path)
@@ -207,6 +211,13 @@ struct CaptureCommand: ParsableCommand {
         // Writing copies frames unchanged, so any link type can be saved; printing needs a decoder.
         let decoder = output.writeFile == nil ? try PacketDecoder(linkType: handle.linkType) : nil
         announce(handle)
+        // -- COMMAND brings its own view (its panel switches the sandbox); -i and -r get theirs here.
+        let liveView = try commandView ?? (liveViewOptions.ui == nil ? nil : startLiveView(
+            source: source.readFile.map { .file(path: $0) } ?? .live(interface: handle.source),
+            conditioner: source.readFile != nil
+                ? ConditionerPanel(unavailable: "reading a capture file: there is no link to condition "
+                                   + "(the panel works with -i INTERFACE or -- COMMAND)")
+                : interfacePanel(handle.source)))
         if let ready = control.readyFile, !FileManager.default.createFile(atPath: ready, contents: nil) {
             printError("cannot create \(ready) (--ready-file): \(String(cString: strerror(errno)))")
         }
@@ -219,7 +230,18 @@ struct CaptureCommand: ParsableCommand {
         try command?.start(stopping: handle)
         let session = command == nil ? SignalSession(handle: handle) : nil
         defer { session?.finish() }
-        try captureInMode(handle: handle, decoder: decoder, command: command, secrets: secrets)
+        do {
+            try captureInMode(handle: handle, decoder: decoder, command: command, secrets: secrets, liveView: liveView)
+        } catch {
+            if commandView == nil, let liveView { stopLiveView(liveView) }
+            throw error
+        }
+        // A file read to its end stays up for browsing; a live capture, or a file whose reading was interrupted,
+        // ended with Ctrl-C; a command's view is its caller's.
+        session?.finish()
+        if commandView == nil, let liveView {
+            if source.readFile != nil && session?.interrupted != true { serveUntilStopped(liveView) } else { stopLiveView(liveView) }
+        }
         // A key can become known after packets that needed it (it is read every 50 ms at most): at the end, one
         // block with every key goes first, for readers that decrypt in one pass. Rotated files keep theirs as written.
         if let path = output.writeFile, let secrets, !control.rotates {
@@ -235,7 +257,7 @@ struct CaptureCommand: ParsableCommand {
 
     /// Reads packets into what the options ask for: --stats, --follow, --http, or packet lines.
     private func captureInMode(handle: CaptureHandle, decoder: PacketDecoder?, command: CommandCapture?,
-                               secrets: SecretsToEmbed?) throws {
+                               secrets: SecretsToEmbed?, liveView: LiveView?) throws {
         if statsOptions.stats {
             let keys = try tlsOptions.openKeySource(live: handle.isLive, readFile: source.readFile)
             try runStatsMode(handle: handle, source: source, json: output.json, keys: keys)
@@ -248,7 +270,8 @@ struct CaptureCommand: ParsableCommand {
         }
         if output.http {
             let keys = try tlsOptions.openKeySource(live: handle.isLive, readFile: source.readFile)
-            try runHTTPMode(handle: handle, source: source, output: output, http: httpOptions, keys: keys, secrets: secrets)
+            try runHTTPMode(handle: handle, source: source, output: output, http: httpOptions, keys: keys, secrets: secrets,
+                            liveView: liveView)
             return
         }
         var consumer = try PacketConsumer(handle: handle, decoder: decoder, output: output, lineOptions: lineOptions,

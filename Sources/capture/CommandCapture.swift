@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LinkConditioner
+import LiveView
 import PacketCapture
 import Sandbox
 import SystemSupport
@@ -23,17 +24,22 @@ struct CommandOptions: ParsableArguments {
     @Option(name: .customLong(CommandArguments.optionName), parsing: .remaining, help: .hidden)
     var command: [String] = []
 
-    func validate(source: SourceOptions) throws {
+    /// `liveView`: `--ui` was given, whose panel lists the `--profiles` files too.
+    func validate(source: SourceOptions, liveView: Bool) throws {
         if command.isEmpty {
             if profile != nil { throw ValidationError("--profile conditions a command: add -- COMMAND [ARGS...].") }
-            if profilesDirectory != nil { throw ValidationError("--profiles only applies with --profile and -- COMMAND.") }
+            if profilesDirectory != nil && !liveView {
+                throw ValidationError("--profiles only applies with --profile and -- COMMAND, or --ui.")
+            }
             if noQUIC { throw ValidationError("--no-quic applies to a command: add -- COMMAND [ARGS...].") }
             return
         }
         if source.interface != nil || source.readFile != nil {
             throw ValidationError("-- COMMAND captures the command's own interface; it cannot be combined with -i or -r.")
         }
-        if profilesDirectory != nil && profile == nil { throw ValidationError("--profiles only applies with --profile.") }
+        if profilesDirectory != nil && profile == nil && !liveView {
+            throw ValidationError("--profiles only applies with --profile or --ui.")
+        }
     }
 }
 
@@ -170,6 +176,20 @@ extension CaptureCommand {
             printError("cannot condition the sandbox: \(error)")
             throw ExitCode(Self.setupFailureStatus)
         }
+        var liveView: LiveView?
+        if liveViewOptions.ui != nil {
+            let (catalog, builtIn) = liveViewCatalog()
+            let target = SandboxConditionerTarget(sandboxID: sandbox.identity.id, registry: CaptureEnvironment.registry,
+                                                  initialProfile: profile?.name)
+            do {
+                liveView = try startLiveView(source: .command(commandOptions.command),
+                                             conditioner: ConditionerPanel(target: target, catalog: catalog,
+                                                                           builtInDirectory: builtIn))
+            } catch {
+                sandbox.remove()
+                throw error
+            }
+        }
         let command = CommandCapture(sandbox: sandbox, catcher: catcher)
         // The command's lines and ours interleave on the terminal: write ours as they come.
         var live = self
@@ -177,14 +197,19 @@ extension CaptureCommand {
         // The command's own key log, followed as it grows, decrypts its TLS.
         live.tlsOptions.keyLogFile = sandbox.tlsKeyLogPath
         do {
-            try live.capture(command: command)
+            try live.capture(command: command, liveView: liveView)
         } catch {
             sandbox.remove() // stops the command too
             _ = command.waitForCommand()
+            if let liveView { stopLiveView(liveView) }
             throw error
         }
         let status = command.waitForCommand()
         sandbox.remove()
+        if let liveView {
+            liveView.conditioner.close(reason: "the command ended and its sandbox was removed")
+            serveUntilStopped(liveView)
+        }
         // Under sudo, a saved capture belongs to the user who asked for it, not to root.
         if let file = output.writeFile, file != "-" { options.invokingUser?.give(file) }
         throw ExitCode(status.shellCode)

@@ -3,6 +3,7 @@ import CaptureEngine
 import FlowReassembly
 import Foundation
 import HTTPModel
+import LiveView
 import PacketCapture
 import PacketDecoding
 import Reports
@@ -11,10 +12,12 @@ import TLS
 /// `--http`: the capture engine's events (HTTP/1.x exchanges, HTTP/2 streams, WebSocket messages, TLS sessions,
 /// QUIC labels) -> the terminal view, NDJSON and/or HAR.
 func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOptions, http: HTTPOptions,
-                 keys: TLSKeySource?, secrets: SecretsToEmbed?) throws {
+                 keys: TLSKeySource?, secrets: SecretsToEmbed?, liveView: LiveView? = nil) throws {
     var options = HTTPEngineOptions()
     // Keep decoded bytes only for what will show them: -v up to --body-limit, HAR up to 1 MiB per body.
-    options.limits.bodyKeepBytes = max(http.verbose && !output.json ? http.bodyLimit : 0, http.harFile != nil ? 1 << 20 : 0)
+    // The live view keeps up to its per-body limit (that of HAR, so its HAR download equals --har's file).
+    options.limits.bodyKeepBytes = max(http.verbose && !output.json ? http.bodyLimit : 0, http.harFile != nil ? 1 << 20 : 0,
+                                       liveView?.store.limits.bodyBytes ?? 0)
     // Body hashes are shown only in JSON.
     options.limits.hashBodies = output.json
     options.keys = keys
@@ -27,8 +30,12 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
     let sink = try HTTPOutputSink(handle: handle, output: output, http: http)
     // Also when reading fails part-way (a truncated file): what was decoded before the damage is still shown.
     do {
-        try engine.run(progress: ProgressReporter(handle: handle), ended: { printLiveStatistics(handle: handle, ended: $0) },
-                       note: printNote) { sink.handle($0) }
+        // The live view is a second consumer of the same events, beside the terminal's.
+        try engine.run(progress: ProgressReporter(handle: handle), observe: liveView.map { view in { view.observe($0) } },
+                       ended: { printLiveStatistics(handle: handle, ended: $0) }, note: printNote) { event in
+            sink.handle(event)
+            liveView?.handle(event)
+        }
     } catch {
         try? sink.finish()
         throw error

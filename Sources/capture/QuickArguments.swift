@@ -105,6 +105,9 @@ enum QuickArguments {
         commandOptions.noQUIC = false
         commandOptions.command = []
 
+        var liveView = LiveViewOptions()
+        liveView.ui = nil
+
         var command = CaptureCommand()
         command.source = source
         command.output = output
@@ -114,6 +117,7 @@ enum QuickArguments {
         command.statsOptions = statsOptions
         command.tlsOptions = tls
         command.commandOptions = commandOptions
+        command.liveViewOptions = liveView
         command.listInterfaces = false
         // As the parser does: each group's own checks, then the command's.
         do {

@@ -15,6 +15,7 @@ import Testing
         ["HTTPDecoding", "TLS"],
         ["HTTP2", "HTTP3", "QUIC"],
         ["CaptureEngine", "Reports"],
+        ["LiveView"],
         ["capture", "condition"],
     ]
 
