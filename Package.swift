@@ -71,15 +71,24 @@ let package = Package(
             swiftSettings: crossModule
         ),
         .target(name: "Reports", dependencies: ["FlowReassembly", "HTTPModel", "PacketDecoding", "TLS"], swiftSettings: crossModule),
-        // HTTP/2 frames, HPACK, streams as exchanges; WebSocket after a 101; gRPC framing; QUIC Initial labels.
+        // HTTP/2 frames, HPACK, streams as exchanges; WebSocket after a 101; gRPC framing.
         .target(
             name: "HTTP2",
             dependencies: [
                 "BodyDecoding", "CCompression", "FlowReassembly", "HTTPDecoding", "HTTPModel", "PacketDecoding", "TLSWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
+            swiftSettings: crossModule
+        ),
+        // QUIC v1 and v2 from UDP datagrams on any port: Initial keys from the connection ID, the other levels from
+        // a key log (TLS's key schedule and libcrypto's AEADs), header protection, packet numbers, key updates,
+        // connection IDs and migration, the TLS handshake from CRYPTO frames, and streams put in order.
+        .target(
+            name: "QUIC",
+            dependencies: [
+                "CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLS", "TLSWire",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: crossModule
         ),
@@ -95,8 +104,8 @@ let package = Package(
         .target(
             name: "CaptureEngine",
             dependencies: [
-                "FlowReassembly", "HTTP2", "HTTPDecoding", "HTTPModel", "PacketCapture", "PacketDecoding", "SystemSupport",
-                "TLS",
+                "BodyDecoding", "FlowReassembly", "HTTP2", "HTTP3", "HTTPDecoding", "HTTPModel", "PacketCapture",
+                "PacketDecoding", "QUIC", "SystemSupport", "TLS",
             ],
             swiftSettings: crossModule
         ),
@@ -184,6 +193,8 @@ let package = Package(
         // The same driver against a sandboxed command's live view and the conditioner panel (root).
         .testTarget(name: "LiveViewBrowserNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "TLSWireTests", dependencies: ["TLSWire", "TestSupport"]),
+        .testTarget(
+            name: "QUICTests", dependencies: ["QUIC", "FlowReassembly", "HTTPModel", "PacketCapture", "PacketDecoding", "TLS", "TestSupport"]),
         .testTarget(name: "TLSTests", dependencies: [
             "TLS", "FlowReassembly", "HTTPModel", "PacketDecoding", "TestSupport",
             // Only to seal records for RecordCipherTests: swift-crypto is the independent side there.

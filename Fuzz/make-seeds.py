@@ -257,38 +257,44 @@ def quic_varint(value):
 
 
 def seed_quic(out, fixtures, max_len):
-    """ClientHellos from Python's ssl in CRYPTO frames (protected mode: the harness adds Initial protection), and
-    the UDP payloads to port 443 of the fixtures (raw mode)."""
+    """Records for the quic-packets harness: frames it protects with real keys (Handshake with EncryptedExtensions,
+    STREAM frames in and out of order with FIN, RESET_STREAM, NEW_CONNECTION_ID, ACK, CONNECTION_CLOSE, key
+    updates, a move to a new port), and raw datagrams: the UDP payloads of the fixtures."""
     from scapy.all import UDP  # noqa: E402
-    hellos = []
-    for name in ("fuzz.example", None):
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        context.set_alpn_protocols(["h3"])
-        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        tls = context.wrap_bio(incoming, outgoing, server_hostname=name)
-        try:
-            tls.do_handshake()
-        except ssl.SSLWantReadError:
-            pass
-        record = outgoing.read()
-        hellos.append(record[5:])  # the handshake message without its record header
-    for hello in hellos:
-        half = len(hello) // 2
-        whole = b"\x06" + quic_varint(0) + quic_varint(len(hello)) + hello
-        split = (b"\x06" + quic_varint(half) + quic_varint(len(hello) - half) + hello[half:]
-                 + b"\x01" + b"\x06" + quic_varint(0) + quic_varint(half) + hello[:half])
-        ack = b"\x02" + quic_varint(3) + quic_varint(0) + quic_varint(1) + quic_varint(0) + quic_varint(0) + quic_varint(1)
-        for frames in (whole, split, ack + whole + bytes(40)):
-            for options in (0, 2, 6):
-                dcid = bytes(range(8))
-                save(out, bytes([options, len(dcid)]) + dcid + bytes([4]) + b"scid" + bytes([0]) + bytes(4) + frames,
-                     max_len)
+
+    def record(options, frames, number=0):
+        return bytes([options]) + struct.pack(">HHH", number, 0, len(frames)) + frames
+
+    def stream(stream_id, offset, data, fin=False):
+        return bytes([0x08 | 0x04 | 0x02 | (1 if fin else 0)]) + quic_varint(stream_id) + quic_varint(offset) \
+            + quic_varint(len(data)) + data
+
+    alpn = b"\x00\x10\x00\x05\x00\x03\x02h3"
+    ee = b"\x08\x00\x00" + bytes([2 + len(alpn)]) + struct.pack(">H", len(alpn)) + alpn
+    handshake = record(0, b"\x06" + quic_varint(0) + quic_varint(len(ee)) + ee) + record(4, b"\x06\x00" + quic_varint(len(ee)) + ee)
+    request = b"\x01\x10\x00\x00\xd1\xd7\x51\x0a\x71\x75\x69\x63\x2e\x74\x65\x73\x74"
+    ack = b"\x02" + quic_varint(3) + quic_varint(0) + quic_varint(1) + quic_varint(0) + quic_varint(0) + quic_varint(1)
+    one_rtt = [
+        record(1, stream(0, 0, request, fin=True), 1) + record(5, stream(0, 0, b"\x01\x02\x00\x00" + bytes(40), fin=True), 1),
+        record(1, stream(0, 10, request[10:], fin=True), 1) + record(1, stream(0, 0, request[:12]), 2),
+        record(1, stream(4, 0, bytes(100)), 1) + record(1, b"\x04" + quic_varint(4) + quic_varint(0x10c) + quic_varint(300), 2),
+        record(1, b"\x18" + quic_varint(1) + quic_varint(0) + bytes([8]) + bytes(range(8)) + bytes(16), 1)
+        + record(0x81, stream(8, 0, b"moved", fin=True), 2),
+        record(2, ack + stream(2, 0, b"\x00\x04\x00"), 1) + record(6, stream(3, 0, b"\x00\x04\x00"), 1),
+        record(1, b"\x1d" + quic_varint(0x100) + quic_varint(4) + b"done", 3) + record(5, b"\x1c\x0a\x00\x00", 3),
+        record(0x41, stream(0, 0, request, fin=True), 1),
+    ]
+    for body in one_rtt:
+        save(out, handshake + body, max_len)
     for path in fixtures:
+        datagrams = b""
         for _, _, packet in packets_of(path):
-            if UDP in packet and packet[UDP].dport == 443:
-                save(out, bytes([1]) + bytes(packet[UDP].payload), max_len)
+            if UDP in packet and "quic" in path:
+                payload = bytes(packet[UDP].payload)
+                datagrams += bytes([0x03 | (0x04 if packet[UDP].sport in (443, 4433, 8443) else 0)]) \
+                    + struct.pack(">HHH", 0, 0, len(payload)) + payload
+        if datagrams:
+            save(out, datagrams[:max_len], max_len)
 
 
 def seed_h3(out, fixtures, max_len):

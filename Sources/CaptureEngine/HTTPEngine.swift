@@ -4,6 +4,7 @@ import HTTPDecoding
 import HTTPModel
 import PacketCapture
 import PacketDecoding
+import QUIC
 import TLS
 
 /// What the engine emits, in capture order, on one thread: HTTP events (exchanges, WebSocket messages, notices,
@@ -29,7 +30,8 @@ public struct HTTPEngineOptions {
     public var keys: TLSKeySource?
     /// Two threads (reassembly on the reading one, decoding on a worker) with this policy; nil for one thread.
     public var pipeline: StreamPipelinePolicy?
-    /// QUIC Initials on UDP are labelled (`.notice` events); HTTP/3 is not decoded.
+    /// QUIC connections on UDP (any port) are followed: each gets a line (`.notice`), and with `keys` its packets
+    /// are decrypted.
     public var labelQUIC = true
     /// Stop after this many packets.
     public var packetLimit: Int?
@@ -126,11 +128,13 @@ private struct ReadLoop {
         let writer = try options.savePacketsTo.map { try handle.makeWriter(path: $0, pcapng: $0.hasSuffix(".pcapng")) }
         var secrets = options.secretsToSave
         defer { try? writer?.flush() }
-        var quicLabeler = options.labelQUIC ? QUICLabeler() : nil
+        // QUIC runs on the reading thread; a followed key log is re-read there from its own copy.
+        var quic = options.labelQUIC ? QUICDecoder(keySource: options.keys.map { $0.follows ? $0.copy() : $0 }) : nil
+        let quicRouter = QUICRouter(limits: options.limits, sink: show)
 
         var lastTime: Timestamp?
         var packetsCut = 0, packetsRead = 0, longestCut = 0
-        func feed<Target: StreamConsumer>(_ packet: CapturedPacket, into target: inout Target) -> ConnectionNotice? {
+        func feed<Target: StreamConsumer>(_ packet: CapturedPacket, into target: inout Target) {
             packetsRead += 1
             lastTime = packet.timestamp
             if packet.bytes.count < packet.originalLength {
@@ -145,12 +149,15 @@ private struct ReadLoop {
                 if secrets != nil, let lines = secrets!.newLines() { writer.writeSecrets(lines) }
                 writer.write(packet)
             }
-            if let udp = decoded.udp, quicLabeler != nil { return quicLabeler!.inspect(udp, at: packet.timestamp) }
-            return nil
+            if let udp = decoded.udp, quic != nil {
+                quic!.receive(udp, at: packet.timestamp) { quicRouter.route($0) }
+            }
         }
         // Two threads: the consumer moves to the pipeline's worker for the loop and comes back before anything
         // else is emitted, so messages on standard error keep their single-threaded order too.
         let pipeline = try options.pipeline.map { try StreamPipeline(consumer: consumer, policy: $0, deliver: show) }
+        // With two threads QUIC's events join reassembly's batch, so they keep their place among TCP's.
+        if let pipeline { quicRouter.sink = { pipeline.batch.append(extra: $0) } }
         var splitter = pipeline.map { pipeline in
             local?.route.pipelineBatch = { pipeline.batch.append(extra: $0) }
             return ConnectionSplitter(local: local?.consumer, pipeline: pipeline)
@@ -162,9 +169,11 @@ private struct ReadLoop {
                                       // Two threads: the worker owns the consumer; the quiet time reaches it
                                       // in order with what is batched.
                                       if let pipeline {
+                                          quic?.idle { quicRouter.route($0) }
                                           pipeline.batch.idle()
                                           pipeline.handOver()
                                       } else {
+                                          quic?.idle { quicRouter.route($0) }
                                           consumer.idle()
                                       }
                                   },
@@ -175,10 +184,10 @@ private struct ReadLoop {
                                   },
                                   ended: ended) { packet in
                 if let pipeline {
-                    if let label = feed(packet, into: &splitter!) { pipeline.batch.append(extra: .http(.notice(label))) }
+                    feed(packet, into: &splitter!)
                     pipeline.packetDone()
                 } else {
-                    if let label = feed(packet, into: &consumer) { show(.http(.notice(label))) }
+                    feed(packet, into: &consumer)
                 }
             }
         } catch {
@@ -186,6 +195,8 @@ private struct ReadLoop {
         }
         if let count = options.packetLimit, packetsRead >= count { note(.stoppedAtCount(count)) }
         let end = lastTime ?? Timestamp(seconds: 0, nanoseconds: 0)
+        quicRouter.sink = show  // the worker is done: from here on everything is emitted on this thread
+        quic?.finish(at: end) { quicRouter.route($0) }
         if var splitter {
             // Reassembly closes every connection it still has here, so both decoders are left with none open and
             // flushing them one after the other cannot reorder anything.

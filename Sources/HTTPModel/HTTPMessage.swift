@@ -423,8 +423,19 @@ public struct ConnectionNotice: Sendable, Hashable {
         case tls(serverName: String?, alpn: [String])
         /// The HTTP/2 connection preface in cleartext (prior knowledge h2c).
         case http2Preface
-        /// A QUIC Initial packet (HTTP/3 or another QUIC application): labelled, not decoded.
-        case quic(version: UInt32, serverName: String?, alpn: [String])
+        /// A QUIC connection (HTTP/3 or another QUIC application): its version, the server name and ALPN its
+        /// handshake shows (the client's offer, or the server's choice once decrypted), and whether keys were found.
+        case quic(version: UInt32, serverName: String?, alpn: [String], keys: QUICKeys)
+    }
+
+    /// Whether a QUIC connection's Handshake and 1-RTT packets could be read.
+    public enum QUICKeys: Sendable, Hashable {
+        /// No key log was given: only the Initial packets (keyed by the connection ID) were read.
+        case noKeyLog
+        /// A key log was given, but it holds no secrets for this connection's ClientHello.
+        case notLogged
+        /// The key log's secrets opened the connection's packets.
+        case decrypted
     }
     public var connection: ConnectionID
     public var client: Endpoint

@@ -132,11 +132,15 @@ public struct HTTPTextRenderer: Sendable {
             out += "  " + paint("(encrypted, not decoded)", .dim)
         case .http2Preface:
             out += paint("HTTP/2", .magenta) + " cleartext preface  " + paint("(HTTP/2 not decoded)", .dim)
-        case .quic(let version, let serverName, let alpn):
+        case .quic(let version, let serverName, let alpn, let keys):
             out += paint("QUIC", .magenta) + " " + ExchangeText.quicVersion(version) + " "
             out += BodyPresentation.terminalSafe(serverName ?? "(no server name)")
             if !alpn.isEmpty { out += "  ALPN " + BodyPresentation.terminalSafe(alpn.joined(separator: ", ")) }
-            out += "  " + paint("(HTTP/3 labelled, not decoded)", .dim)
+            switch keys {
+            case .noKeyLog: out += "  " + paint("(encrypted, not decoded)", .dim)
+            case .notLogged: out += "  " + paint("(no key logged for this connection)", .dim)
+            case .decrypted: out += "  " + paint("(decrypted)", .dim)
+            }
         }
         return out + "\n"
     }

@@ -3,7 +3,7 @@ import CCompression
 /// TLS key derivation by libcrypto's own KDFs (`TLS13-KDF`, `TLS1-PRF`); no primitive or construction is
 /// implemented here. swift-crypto's generic HMAC and HKDF did the same at several times the cost per connection
 /// (docs/tls.md, "Speed and memory"); RFC 8448's secrets and keys are the tests.
-enum KeyDerivation {
+package enum KeyDerivation {
     /// libcrypto's KDF implementations, fetched once (a global is initialised once, thread-safely).
     private struct Fetched: @unchecked Sendable {
         let tls13 = EVP_KDF_fetch(nil, "TLS13-KDF", nil)
@@ -22,7 +22,7 @@ enum KeyDerivation {
     }
 
     /// TLS 1.3 HKDF-Expand-Label (RFC 8446 section 7.1) with an empty or given context.
-    static func expandLabel(secret: [UInt8], label: String, context: [UInt8] = [], length: Int, sha384: Bool) -> [UInt8] {
+    package static func expandLabel(secret: [UInt8], label: String, context: [UInt8] = [], length: Int, sha384: Bool) -> [UInt8] {
         var label = label
         var output = [UInt8](repeating: 0, count: length)
         // The label's bytes straight from the String (a small one is copied to the stack, not the heap).

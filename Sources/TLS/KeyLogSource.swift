@@ -4,7 +4,7 @@ import Foundation
 /// is read again when it grows. Live captures need that: the program writes its secrets while we capture.
 public final class TLSKeySource {
     public private(set) var keyLog: TLSKeyLog
-    private let path: String?
+    private var path: String?
     private var offset: UInt64 = 0
     private var partialLine: [UInt8] = []
     private var lastCheck: UInt64 = 0
@@ -35,12 +35,22 @@ public final class TLSKeySource {
         }
     }
 
+    /// A second source over the same key log and file, for another thread to read and re-read on its own.
+    package func copy() -> TLSKeySource {
+        let copy = TLSKeySource(keyLog: keyLog)
+        copy.path = path
+        copy.offset = offset
+        copy.partialLine = partialLine
+        copy.recheckInterval = recheckInterval
+        return copy
+    }
+
     /// Adds secrets found elsewhere (a pcapng Decryption Secrets Block).
     public func merge(_ other: TLSKeyLog) { keyLog.merge(other) }
 
     /// The secrets for a session, re-reading the file first if it is followed, the session is unknown and the last
     /// look is `recheckInterval` old.
-    func secrets(for random: ClientRandom, need: (TLSKeyLog.Secrets) -> Bool = { _ in true }) -> TLSKeyLog.Secrets? {
+    package func secrets(for random: ClientRandom, need: (TLSKeyLog.Secrets) -> Bool = { _ in true }) -> TLSKeyLog.Secrets? {
         if let found = keyLog.secrets(for: random), need(found) { return found }
         rereadIfDue()
         return keyLog.secrets(for: random)
@@ -50,7 +60,7 @@ public final class TLSKeySource {
     public private(set) var generation = 0
 
     /// Reads the followed file's new lines if the last look is `recheckInterval` old (each look is one `stat`).
-    func rereadIfDue() {
+    package func rereadIfDue() {
         guard path != nil else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         let interval = UInt64(recheckInterval.components.seconds) * 1_000_000_000
@@ -61,7 +71,7 @@ public final class TLSKeySource {
 
     /// Reads the followed file's new lines now (a connection is going quiet, or the capture ends: last chances).
     /// A file read once has nothing to reread (and is then shared by two decoding threads: nothing is written).
-    func rereadNow() {
+    package func rereadNow() {
         guard let path else { return }
         lastCheck = DispatchTime.now().uptimeNanoseconds
         let linesBefore = keyLog.linesRead

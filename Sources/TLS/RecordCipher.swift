@@ -8,8 +8,8 @@ import CCompression
 /// algorithms are libcrypto's (OpenSSL 3, already linked for SHA-256), none written here.
 ///
 /// Not for concurrent use: a direction's records are opened one after another on one thread.
-final class RecordCipher: @unchecked Sendable {
-    enum Algorithm: Equatable {
+package final class RecordCipher: @unchecked Sendable {
+    package enum Algorithm: Equatable {
         case aesGCM(keyLength: Int)
         case chaCha20Poly1305
         case aesCBC(keyLength: Int)
@@ -32,7 +32,7 @@ final class RecordCipher: @unchecked Sendable {
     private static let ciphers = Fetched()
 
     /// Nil when libcrypto refuses the key (a wrong length) or cannot make a context.
-    init?(_ algorithm: Algorithm, key: [UInt8]) {
+    package init?(_ algorithm: Algorithm, key: [UInt8]) {
         let cipher: OpaquePointer?
         switch algorithm {
         case .aesGCM(let length):
@@ -54,7 +54,7 @@ final class RecordCipher: @unchecked Sendable {
 
     /// Authenticated decryption (12-byte nonce, 16-byte tag) into `plaintext`, whose storage is reused from record
     /// to record. False when the tag does not verify.
-    func open(nonce: UnsafeRawBufferPointer, additionalData: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
+    package func open(nonce: UnsafeRawBufferPointer, additionalData: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
               tag: UnsafeRawBufferPointer, into plaintext: inout [UInt8]) -> Bool {
         guard nonce.count == 12, tag.count == Self.tagLength, ciphertext.count <= Int(Int32.max) else { return false }
         guard EVP_DecryptInit_ex(context, nil, nil, nil, nonce.bindMemory(to: UInt8.self).baseAddress) == 1 else {

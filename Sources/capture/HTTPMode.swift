@@ -165,7 +165,7 @@ final class HTTPOutputSink {
 
     private func matchesHost(_ notice: ConnectionNotice) -> Bool {
         switch notice.kind {
-        case .tls(let serverName, _), .quic(_, let serverName, _): return matchesHost(serverName: serverName)
+        case .tls(let serverName, _), .quic(_, let serverName, _, _): return matchesHost(serverName: serverName)
         case .http2Preface: return false
         }
     }

@@ -21,7 +21,8 @@ func runStatsMode(handle: CaptureHandle, source: SourceOptions, json: Bool, keys
     options.limits.bodyKeepBytes = 0
     options.limits.hashBodies = false  // the tables count sizes; no body hash is shown
     options.keys = keys
-    options.labelQUIC = false  // QUIC is counted as UDP; its labels are not tabled
+    // QUIC is counted as UDP; with a key log it is decrypted so its HTTP/3 exchanges are in the HTTP tables.
+    options.labelQUIC = keys != nil
     options.packetLimit = source.count
     let engine = try HTTPEngine(handle: handle, options: options)
     let box = StatisticsBox(TrafficStatistics())

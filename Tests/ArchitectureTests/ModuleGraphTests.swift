@@ -13,7 +13,7 @@ import Testing
         ["HTTPModel", "TLSWire"],
         ["BodyDecoding"],
         ["HTTPDecoding", "TLS"],
-        ["HTTP2", "HTTP3"],
+        ["HTTP2", "HTTP3", "QUIC"],
         ["CaptureEngine", "Reports"],
         ["LiveView"],
         ["capture", "condition"],
