@@ -212,8 +212,8 @@ for i in range(n):
         let drawn = try connections(pair, port: 8083, count: count)
         let resets = drawn.filter { $0.outcome == "ECONNRESET" }.count
         #expect(drawn.count == count && drawn.allSatisfy { $0.outcome == "ECONNRESET" || ($0.outcome == "eof" && $0.bytes == 2000) }, "\(drawn)")
-        // 99% binomial interval of 60 draws at 50%: 30 ± 2.576 × 3.87.
-        #expect((20...40).contains(resets), "\(resets) of \(count) reset")
+        // 99.9% binomial interval of 60 draws at 50%: 30 ± 3.29 × 3.87 (99% would fail one CI run in a hundred).
+        #expect((18...42).contains(resets), "\(resets) of \(count) reset")
         let serverSide = serverLog(log, port: 8083, count: count + 1).dropFirst() // the first is the readiness probe
         #expect(serverSide.filter { !$0.contains(" done ") }.count == resets, "server: \(serverSide)")
         let status = try pair.condition(["status"])

@@ -72,8 +72,10 @@ struct UserspaceEngineNamespaceTests {
         #expect(try pair.condition(["apply", "Engine Loss", "-i", "vc", "--profiles", directory.path]).status == 0)
         let sent = 600
         let received = try pings(pair, count: sent, interval: "0.002", wait: "1").count
-        // 99% binomial interval for 30% loss over 600: 420 ± 2.576 × √(600 × 0.3 × 0.7).
-        let spread = 2.576 * (Double(sent) * 0.3 * 0.7).squareRoot()
+        // 99.9% binomial interval for 30% loss over 600: 420 ± 3.29 × √(600 × 0.3 × 0.7). Not 99%: this runs in every
+        // CI run, and a 99% interval fails one run in a hundred by chance alone (CI saw 452, 2.85 standard deviations;
+        // six reruns gave 410-430). Scripts/bench-condition reports the 99% interval.
+        let spread = 3.29 * (Double(sent) * 0.3 * 0.7).squareRoot()
         print("user-space engine: 30% uplink loss, \(received) of \(sent) answered (expected 420 ± \(Int(spread)))")
         #expect(abs(Double(received) - 420) <= spread, "\(received) answered")
         #expect(try pair.condition(["apply", "Black Hole", "-i", "vc", "--yes"]).status == 0)
