@@ -94,7 +94,7 @@ private struct CountingConsumer: StreamConsumer {
     }
     mutating func connectionClosed(_ id: ConnectionID, at time: Timestamp) {}
     mutating func warning(_ id: ConnectionID?, _ warning: any ConnectionWarning, at time: Timestamp) {
-        precondition(!message.isEmpty)
+        precondition(!warning.description.isEmpty)
         warnings += 1
     }
 }
