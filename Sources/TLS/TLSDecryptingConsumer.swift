@@ -315,7 +315,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
 
     /// A gap or an end, in its place among the connection's records.
     private mutating func process(_ connection: TLSConnection, _ pending: Pending) {
-        let direction: StreamDirection = pending.side == 0 ? .clientToServer : .serverToClient
+        let direction = Self.direction(pending.side)
         let state = connection.directions[pending.side]
         switch pending.event {
         case .record:
@@ -571,7 +571,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
                     inner.applicationProtocolNegotiated(connection.id, alpn, at: record.time)
                 }
                 state.forwardedAny = true
-                let direction: StreamDirection = side == 0 ? .clientToServer : .serverToClient
+                let direction = Self.direction(side)
                 bytes.withUnsafeBytes { inner.streamData(connection.id, direction, $0, at: record.time) }
             default:
                 break  // alerts: the connection's end shows in TCP anyway
@@ -581,7 +581,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             inner.warning(connection.id, TLSConnectionWarning.authenticationFailed(
                 Self.direction(side), offset: record.offset, length: fragmentLength), at: record.time)
             if state.forwardedAny {
-                inner.streamGap(connection.id, side == 0 ? .clientToServer : .serverToClient, length: fragmentLength,
+                inner.streamGap(connection.id, Self.direction(side), length: fragmentLength,
                                 at: record.time)
             }
         case .malformed(let reason):
