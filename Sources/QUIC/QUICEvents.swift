@@ -77,6 +77,9 @@ public enum QUICWarning: ConnectionWarning {
 }
 
 extension QUICWarning {
+    /// APPLICATION_ERROR, the transport code an application close wears before 1-RTT keys (RFC 9000 section 10.2.3).
+    static let applicationErrorCode: UInt64 = 0xc
+
     /// RFC 9000 section 20.1.
     static let transportErrors: [UInt64: String] = [
         0x1: "INTERNAL_ERROR", 0x2: "CONNECTION_REFUSED", 0x3: "FLOW_CONTROL_ERROR", 0x4: "STREAM_LIMIT_ERROR",
