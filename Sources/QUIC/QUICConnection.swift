@@ -25,6 +25,8 @@ final class QUICConnection {
     var addressPairs: [AddressPair] = []
     var indexedIDs: [ConnectionIDKey] = []
 
+    /// The Destination Connection ID of the client's first Initial: its Initial keys, and a Retry's tag, come from it.
+    private let originalDCID: [UInt8]
     /// The connection ID a Retry chose: the client's next Initial is keyed by it.
     private var retryID: [UInt8]?
     private var initialKeys: (client: PacketProtection, server: PacketProtection)
@@ -87,10 +89,11 @@ final class QUICConnection {
         var messages: HandshakeAssembler
     }
 
-    init(id: ConnectionID, version: QUICVersion, client: Endpoint, server: Endpoint,
+    init(id: ConnectionID, version: QUICVersion, client: Endpoint, server: Endpoint, originalDCID: [UInt8],
          initialKeys: (client: PacketProtection, server: PacketProtection), time: Timestamp, limits: QUICLimits,
          keySource: TLSKeySource?) {
         self.id = id
+        self.originalDCID = originalDCID
         self.version = version
         self.client = client
         self.server = server
@@ -134,6 +137,13 @@ final class QUICConnection {
             case .unknownVersion:
                 return
             case .long(.retry):
+                // A Retry the client would discard (its tag does not verify against the first Initial's connection
+                // ID: forged, damaged, or for another connection) changes nothing; it is reported.
+                guard RetryIntegrity.verifies(UnsafeRawBufferPointer(rebasing: datagram[packet.start...]),
+                                              originalDCID: originalDCID, version: version) else {
+                    warnOnce(.retryIntegrityFailed, at: time, emit)
+                    return
+                }
                 // The client's next Initial goes to the connection ID the server chose here, keyed by it.
                 if !fromClient {
                     learnID(UnsafeRawBufferPointer(rebasing: datagram[packet.scid]), fromClient: false)

@@ -42,11 +42,21 @@ struct DecodedFixture {
         return try read(name, keys: try path.map { try TLSKeySource(path: $0, follow: false, initialWarnings: &warnings) })
     }
 
+    /// Reads the capture at `file` with the key log at `keyLog`.
+    static func read(_ file: URL, keyLog: String) throws -> DecodedFixture {
+        var warnings: [TLSKeyLog.Warning] = []
+        return try read(file, keys: try TLSKeySource(path: keyLog, follow: false, initialWarnings: &warnings))
+    }
+
     /// Reads `name` with `keys`; `afterPacket` is called with each packet's number (from 1) once it was read.
     static func read(_ name: String, keys source: TLSKeySource?, afterPacket: (Int) -> Void = { _ in }) throws -> DecodedFixture {
+        try read(quicFixtures.appendingPathComponent(name + ".pcap"), keys: source, afterPacket: afterPacket)
+    }
+
+    static func read(_ file: URL, keys source: TLSKeySource?, afterPacket: (Int) -> Void = { _ in }) throws -> DecodedFixture {
         var decoder = QUICDecoder(keySource: source)
         var result = DecodedFixture()
-        let handle = try CaptureHandle.openOffline(quicFixtures.appendingPathComponent(name + ".pcap").path)
+        let handle = try CaptureHandle.openOffline(file.path)
         let packetDecoder = try PacketDecoder(linkType: handle.linkType)
         var last = Timestamp(seconds: 0, nanoseconds: 0)
         var count = 0
