@@ -442,13 +442,17 @@ public struct ConnectionNotice: Sendable, Hashable {
     public var server: Endpoint
     public var kind: Kind
     public var time: Timestamp
+    /// A QUIC connection's transport parameters, each side's as far as its handshake was read.
+    public var transportParameters: QUICTransportParameters?
 
-    public init(connection: ConnectionID, client: Endpoint, server: Endpoint, kind: Kind, time: Timestamp) {
+    public init(connection: ConnectionID, client: Endpoint, server: Endpoint, kind: Kind, time: Timestamp,
+                transportParameters: QUICTransportParameters? = nil) {
         self.connection = connection
         self.client = client
         self.server = server
         self.kind = kind
         self.time = time
+        self.transportParameters = transportParameters
     }
 }
 

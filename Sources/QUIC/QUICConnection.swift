@@ -43,6 +43,8 @@ final class QUICConnection {
     private(set) var clientHello: ClientHelloFacts?
     private var serverHello: ServerHelloFacts?
     private var serverALPN: String?
+    /// The server's quic_transport_parameters, from its EncryptedExtensions.
+    private var serverTransportParameters: [UInt8]?
     private var secrets: TLSKeyLog.Secrets?
     private var keysLooked = false
     private var noticeSent = false
@@ -411,7 +413,9 @@ final class QUICConnection {
             serverHello = ServerHelloFacts(body: body[...])
             if keySource != nil { lookUpKeys(emit: emit, at: time) }
         case (HandshakeType.encryptedExtensions, false):
-            serverALPN = EncryptedExtensionsFacts(body: body[...]).alpn
+            let facts = EncryptedExtensionsFacts(body: body[...])
+            serverALPN = facts.alpn
+            serverTransportParameters = facts.quicTransportParameters
             sendNoticeIfReady(emit, force: true)
         default:
             break
@@ -502,7 +506,14 @@ final class QUICConnection {
         emit(.notice(ConnectionNotice(connection: id, client: client, server: server,
                                       kind: .quic(version: version.rawValue, serverName: clientHello?.serverName,
                                                   alpn: alpn, keys: keys),
-                                      time: start)))
+                                      time: start, transportParameters: transportParameters)))
+    }
+
+    /// Each side's transport parameters as far as its handshake was read; nil before the ClientHello was.
+    private var transportParameters: QUICTransportParameters? {
+        guard let client = clientHello?.quicTransportParameters else { return nil }
+        return QUICTransportParameters(client: QUICTransportParameter.list(client),
+                                       server: serverTransportParameters.map(QUICTransportParameter.list))
     }
 
     private var packetsOpenedBeyondInitial: Bool { handshakeKeys.client != nil || handshakeKeys.server != nil }

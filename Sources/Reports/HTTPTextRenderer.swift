@@ -142,7 +142,18 @@ public struct HTTPTextRenderer: Sendable {
             case .decrypted: out += "  " + paint("(decrypted)", .dim)
             }
         }
-        return out + "\n"
+        out += "\n"
+        // With -v, each side's transport parameters on an indented line, as the TLS line shows what was offered.
+        if options.verbose, let parameters = notice.transportParameters {
+            out += "    client transport parameters: " + Self.parameterList(parameters.client) + "\n"
+            out += "    server transport parameters: "
+                + (parameters.server.map(Self.parameterList) ?? "not seen (its Handshake packets were not decrypted)") + "\n"
+        }
+        return out
+    }
+
+    private static func parameterList(_ parameters: [QUICTransportParameter]) -> String {
+        parameters.isEmpty ? "none" : BodyPresentation.terminalSafe(parameters.map(\.description).joined(separator: ", "))
     }
 
     /// One WebSocket message: `time sender → receiver  WS text 16 B "hello"`.

@@ -15,6 +15,8 @@ public enum HandshakeType {
 enum ExtensionType {
     static let serverName: UInt16 = 0, alpn: UInt16 = 16, encryptThenMAC: UInt16 = 22, preSharedKey: UInt16 = 41
     static let earlyData: UInt16 = 42, supportedVersions: UInt16 = 43
+    /// RFC 9001 section 8.2: QUIC's transport parameters ride in the TLS handshake.
+    static let quicTransportParameters: UInt16 = 57
 }
 
 public struct ClientHelloFacts: Sendable, Hashable {
@@ -31,6 +33,8 @@ public struct ClientHelloFacts: Sendable, Hashable {
     public var supportedVersions: [UInt16] = []
     public var offersEarlyData = false
     public var offersPreSharedKey = false
+    /// The quic_transport_parameters extension's value as sent (QUIC only; nil when absent).
+    public var quicTransportParameters: [UInt8]?
 
     /// Nothing read: what a connection label shows for a ClientHello it could not read.
     public init() {}
@@ -64,6 +68,7 @@ public struct ClientHelloFacts: Sendable, Hashable {
                 while let version = versions.u16() { supportedVersions.append(version) }
             case ExtensionType.preSharedKey: offersPreSharedKey = true
             case ExtensionType.earlyData: offersEarlyData = true
+            case ExtensionType.quicTransportParameters: quicTransportParameters = Array(data)
             default: break
             }
         }
@@ -149,6 +154,8 @@ public struct ServerHelloFacts: Sendable, Hashable {
 public struct EncryptedExtensionsFacts: Sendable, Hashable {
     public var alpn: String?
     public var acceptedEarlyData = false
+    /// The server's quic_transport_parameters extension value as sent (QUIC only; nil when absent).
+    public var quicTransportParameters: [UInt8]?
 
     public init(body cursor: inout ByteCursor) {
         guard let extensions = cursor.vector16() else { return }
@@ -157,6 +164,7 @@ public struct EncryptedExtensionsFacts: Sendable, Hashable {
             var field = ByteCursor(data)
             if type == ExtensionType.alpn { alpn = ClientHelloFacts.protocolNames(&field).first }
             if type == ExtensionType.earlyData { acceptedEarlyData = true }
+            if type == ExtensionType.quicTransportParameters { quicTransportParameters = Array(data) }
         }
     }
 

@@ -21,12 +21,20 @@ struct HTTP3OverQUICTests {
                                                    "--keylog", quicFixtures.appendingPathComponent(name + ".keys").path])
         #expect(result.status == 0, "\(result.stderrText)")
         var exchanges: [String: [String: Any]] = [:]
+        var connections = 0
         for line in result.stdoutText.split(separator: "\n") {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            // With a key log each QUIC connection has an object too (`quic`: its facts and transport parameters).
+            if let quic = object["quic"] as? [String: Any] {
+                #expect(quic["decrypted"] as? Bool == true && quic["alpn"] as? [String] == ["h3"], "\(quic)")
+                connections += 1
+                continue
+            }
             let request = object["request"] as? [String: Any], http3 = object["http3"] as? [String: Any]
             exchanges["\(http3?["stream"] ?? "?") \(request?["uri"] ?? "?")"] = object
         }
         #expect(exchanges.count == server.count, "\(result.stdoutText)")
+        #expect(connections == (name == "h3-resume" ? 2 : 1))
         for logged in server {
             let key = "\(logged["stream"] ?? "") \(logged["path"] ?? "")"
             let exchange = try #require(exchanges[key], "no exchange for \(key) in \(exchanges.keys.sorted())")

@@ -1,0 +1,81 @@
+import HTTPModel
+import PacketDecoding
+
+/// `--json` with a key log: one object per QUIC connection, on the same NDJSON stream as the exchanges, as TLS
+/// connections get theirs (TLSJSONRenderer). It has a `quic` member where exchanges have `request`/`response`
+/// (documented in docs/http3.md): the connection's line as facts, and each side's transport parameters.
+public enum QUICJSONRenderer {
+    public static func appendLine(for notice: ConnectionNotice, to json: inout TextOutput) {
+        guard case .quic(let version, let serverName, let alpn, let keys) = notice.kind else { return }
+        json.append("{")
+        json.key("ts"); json.time(notice.time)
+        json.append(","); json.key("client"); json.endpoint(notice.client)
+        json.append(","); json.key("server"); json.endpoint(notice.server)
+        json.append(","); json.key("quic"); json.append("{")
+        json.key("version"); json.string(ExchangeText.quicVersion(version))
+        json.append(","); json.key("server_name")
+        if let serverName { json.string(serverName) } else { json.null() }
+        json.append(","); json.key("alpn"); strings(alpn, &json)
+        json.append(","); json.key("decrypted"); json.bool(keys == .decrypted)
+        json.append(","); json.key("problem")
+        switch keys {
+        case .decrypted: json.null()
+        case .notLogged: json.string("no key logged for this connection")
+        case .noKeyLog: json.string("no key log")
+        }
+        json.append(","); json.key("transport_parameters")
+        if let parameters = notice.transportParameters {
+            json.append("{"); json.key("client"); list(parameters.client, &json)
+            json.append(","); json.key("server")
+            if let server = parameters.server { list(server, &json) } else { json.null() }
+            json.append("}")
+        } else {
+            json.null()
+        }
+        json.append("}}\n")
+    }
+
+    /// `[{"id": 1, "name": "max_idle_timeout", "value": 30000}, ...]`: integers as numbers, flags as true, bytes
+    /// as hex strings, preferred_address and version_information as objects.
+    private static func list(_ parameters: [QUICTransportParameter], _ json: inout TextOutput) {
+        json.append("[")
+        for (index, parameter) in parameters.enumerated() {
+            if index > 0 { json.append(",") }
+            json.append("{"); json.key("id"); json.append(decimal: parameter.id)
+            json.append(","); json.key("name"); json.string(parameter.name)
+            json.append(","); json.key("value")
+            switch parameter.value {
+            case .integer(let number): json.append(decimal: number)
+            case .flag: json.bool(true)
+            case .bytes(let bytes): json.string(QUICTransportParameter.hex(bytes))
+            case .preferredAddress(let ipv4, let ipv4Port, let ipv6, let ipv6Port, let connectionID, let resetToken):
+                json.append("{"); json.key("ipv4"); json.string(ipv4.map(String.init).joined(separator: "."))
+                json.append(","); json.key("ipv4_port"); json.number(Int(ipv4Port))
+                json.append(","); json.key("ipv6"); json.string(QUICTransportParameter.hex(ipv6))
+                json.append(","); json.key("ipv6_port"); json.number(Int(ipv6Port))
+                json.append(","); json.key("connection_id"); json.string(QUICTransportParameter.hex(connectionID))
+                json.append(","); json.key("stateless_reset_token"); json.string(QUICTransportParameter.hex(resetToken))
+                json.append("}")
+            case .versionInformation(let chosen, let available):
+                json.append("{"); json.key("chosen"); json.append(decimal: chosen)
+                json.append(","); json.key("available"); json.append("[")
+                for (position, version) in available.enumerated() {
+                    if position > 0 { json.append(",") }
+                    json.append(decimal: version)
+                }
+                json.append("]}")
+            }
+            json.append("}")
+        }
+        json.append("]")
+    }
+
+    private static func strings(_ values: [String], _ json: inout TextOutput) {
+        json.append("[")
+        for (index, value) in values.enumerated() {
+            if index > 0 { json.append(",") }
+            json.string(value)
+        }
+        json.append("]")
+    }
+}
