@@ -107,12 +107,21 @@ struct RunCommand: ParsableCommand {
         do {
             // The profile is applied (and the kernel's support for it checked) before the banner is printed.
             status = try session.run(request) { sandbox in
-                try SandboxConditioning.apply(chosen, to: sandbox, runner: runner)
-                if let dns = chosen.faults?.dns {
-                    forwarder = try sandbox.answerDNS(faults: dns, runner: runner)
-                    SandboxCLI.printError("condition: DNS of the command answered at \(sandbox.identity.hostIPv4) "
-                                          + "(\(ProfileDescription.faults(ConnectionFaults(dns: dns)) ?? "")), other names from the host's name servers")
+                // DNS faults, and the profile's DNS delay (without netem), need TapKit to answer the command's DNS.
+                let dns = chosen.faults?.dns ?? []
+                if !dns.isEmpty || chosen.dnsDelayMicroseconds > 0 {
+                    let registry = ConditionEnvironment.registry, id = sandbox.identity.id
+                    // Asked at each query: a switch (`apply --sandbox`, the live view) may change the delay.
+                    forwarder = try sandbox.answerDNS(faults: dns, dnsDelay: {
+                        (SandboxConditions(recordText: registry.record(id: id)?.conditions)?.dnsDelayMicroseconds ?? 0) / 1000
+                    }, runner: runner)
+                    let faults = ProfileDescription.faults(ConnectionFaults(dns: dns.isEmpty ? nil : dns)).map { " (\($0))" } ?? ""
+                    let delay = chosen.dnsDelayMicroseconds > 0
+                        ? "; every query held \(TCUnits.humanTime(microseconds: chosen.dnsDelayMicroseconds)) (the profile's DNS delay)" : ""
+                    SandboxCLI.printError("condition: DNS of the command answered at \(sandbox.identity.hostIPv4)\(faults), "
+                                          + "other names from the host's name servers" + delay)
                 }
+                try SandboxConditioning.apply(chosen, to: sandbox, runner: runner)
             }
         } catch {
             forwarder?.stop()
