@@ -15,6 +15,8 @@ import TestSupport
         let running = try RunningCapture(["-r", file, "--ui", "127.0.0.1:0"])
         defer { running.kill() }
         let url = try running.url()
+        // The URL is printed before the file is read: the whole HAR is there once the view says it still serves.
+        try running.waitFor("live view: still serving")
         let client = RawHTTP(port: url.port)
         let har = try client.request("/api/har", token: url.token)
         #expect(har.status == 200)
@@ -22,7 +24,6 @@ import TestSupport
         #expect(har.body == Array(try Data(contentsOf: URL(fileURLWithPath: harFile))))
         // Terminal output as without --ui.
         #expect(try client.request("/api/info", token: url.token).text.contains("\"ended\":true"))
-        try running.waitFor("live view: still serving")
         running.interrupt()
         #expect(running.waitForExit(seconds: 5) == 0)
         let plain = try run(TestEnvironment.executable("capture").path, ["-r", file, "--http"])
@@ -56,5 +57,43 @@ import TestSupport
             }
             #expect(down == fromServer && up == fromClient, "view \(up)/\(down), tshark \(fromClient)/\(fromServer)")
         }
+    }
+
+    /// A file broken part-way (cut mid-packet): the error is said, and what was read before the damage stays up for
+    /// browsing, as the terminal shows it; the exit status is still the error's.
+    @Test func aBrokenFileStaysUpWithWhatWasRead() throws {
+        let whole = try Data(contentsOf: TestEnvironment.fixtures.appendingPathComponent("http-keepalive.pcap"))
+        let cut = FileManager.default.temporaryDirectory.appendingPathComponent("w23-cut-\(UUID()).pcap")
+        try whole.prefix(whole.count - 30).write(to: cut)
+        defer { try? FileManager.default.removeItem(at: cut) }
+        let plain = try run(TestEnvironment.executable("capture").path, ["-r", cut.path, "--http", "--json"])
+        #expect(plain.status == 1 && plain.stderrText.contains("truncated"), "\(plain.stderrText)")
+        let printed = plain.stdoutText.split(separator: "\n").count
+        #expect(printed > 0)
+
+        let running = try RunningCapture(["-r", cut.path, "--ui", "127.0.0.1:0"])
+        defer { running.kill() }
+        let url = try running.url()
+        try running.waitFor("live view: still serving")
+        #expect(running.stderr.contains("truncated"), "\(running.stderr)")
+        let page = try RawHTTP(port: url.port).request("/api/exchanges?since=0", token: url.token)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(page.body)) as? [String: Any])
+        #expect((object["exchanges"] as? [[String: Any]])?.count == printed)
+        running.interrupt()
+        #expect(running.waitForExit(seconds: 5) == 1)
+    }
+
+    /// `--ui` alone (the documented everyday form; ArgumentParser once refused it as "Missing value") serves on the
+    /// default address, or one of the 20 ports after it when taken.
+    @Test func bareUIServesOnTheDefaultAddress() throws {
+        let file = TestEnvironment.fixtures.appendingPathComponent("http-sample.pcap").path
+        let running = try RunningCapture(["-r", file, "--ui"])
+        defer { running.kill() }
+        let url = try running.url()
+        #expect((8383...8403).contains(url.port), "port \(url.port)")
+        #expect(running.stderr.contains("live view: http://127.0.0.1:\(url.port)/?token="), "\(running.stderr)")
+        try running.waitFor("live view: still serving")
+        running.interrupt()
+        #expect(running.waitForExit(seconds: 5) == 0)
     }
 }
