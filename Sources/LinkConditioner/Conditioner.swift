@@ -100,6 +100,16 @@ public struct Conditioner: Sendable {
         try runner.run(["ip", "link", "show", "dev", device.rawValue]).status == 0
     }
 
+    /// The interface's MTU as `ip link show` prints it ("... mtu 1500 qdisc ..."), nil when it does not say.
+    public static func mtu(_ device: InterfaceName, runner: any CommandRunner) -> Int? {
+        guard let shown = try? runner.run(["ip", "link", "show", "dev", device.rawValue]), shown.status == 0 else { return nil }
+        let words = shown.stdout.split(whereSeparator: \.isWhitespace)
+        guard let index = words.firstIndex(of: "mtu"), index + 1 < words.count, let mtu = Int(words[index + 1]), mtu > 0 else {
+            return nil
+        }
+        return mtu
+    }
+
     /// Whether the ingress on `interface` is ours: it redirects to our ifb.
     func ingressIsOurs(_ interface: InterfaceName) throws -> Bool {
         let result = try runner.run(["tc", "-j", "filter", "show", "dev", interface.rawValue, "parent", ReservedHandles.ingress])
@@ -279,6 +289,7 @@ public struct Conditioner: Sendable {
         let selection = options.selection ?? .allIP
         state.selection = selection
         state.engine = engine
+        state.mtu = Self.mtu(interface, runner: runner)
         if engine == .userspace {
             state.engineID = UUID().uuidString
             // Queue numbers come from the name; two interfaces sharing one would feed each other's engine.

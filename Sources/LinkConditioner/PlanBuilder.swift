@@ -5,13 +5,16 @@ public struct EgressSpec: Sendable, Equatable, Hashable {
     public var dnsDelayMicroseconds: UInt64
     public var selection: TrafficSelection
     public var direction: TrafficDirection
+    /// The MTU of the interface whose traffic the tree carries: the segmenters pass frames up to it whole.
+    public var mtu: Int
 
     public init(settings: LinkSettings, dnsDelayMicroseconds: UInt64 = 0, selection: TrafficSelection = .allIP,
-                direction: TrafficDirection = .uplink) {
+                direction: TrafficDirection = .uplink, mtu: Int = PlanBuilder.defaultMTU) {
         self.settings = settings
         self.dnsDelayMicroseconds = dnsDelayMicroseconds
         self.selection = selection
         self.direction = direction
+        self.mtu = mtu
     }
 
     /// Whether a tree is needed at all: an unchanged direction without DNS delay gets none.
@@ -27,9 +30,14 @@ public struct EgressSpec: Sendable, Equatable, Hashable {
 /// ```
 /// htb 7ac0: (default 0: unclassified packets go through htb's direct queue, untouched)
 ///  └ class 7ac0:1   rate = bandwidth (or 10gbit when unchanged)
-///     ├ class 7ac0:10  selected IP traffic ── netem 7ac1: (delay, jitter, loss), only if needed
-///     └ class 7ac0:20  UDP/TCP port 53, IPv4 and IPv6 ── netem 7ac2: (delay + DNS delay), only with a DNS delay
+///     ├ class 7ac0:10  selected IP traffic ── tbf 7ac3: (segmenter) ── netem 7ac1: (delay, jitter, loss), only if needed
+///     └ class 7ac0:20  UDP/TCP port 53, IPv4 and IPv6 ── tbf 7ac4: ── netem 7ac2: (delay + DNS delay), only with a DNS delay
 /// ```
+/// The segmenters are there because the host's TCP hands the qdiscs GSO packets of up to 64 KB: htb charges and
+/// releases such a packet whole, so at 32 kbit/s a link would deliver 64 KB every 16 s instead of a frame every
+/// 0.4 s, and netem would lose or delay 44 frames at once. A tbf whose burst is one frame cuts every larger GSO
+/// packet into frames as it is queued (`tbf_segment` in the kernel's sch_tbf.c; netem segments only packets it
+/// corrupts), at a rate (100 Gbit/s) that never holds anything back; htb and netem then see frames.
 /// u32 filters (`TrafficFilters`) put IPv4 and IPv6 in the classes; NDP, exclusions and anything not IP
 /// (ARP) match none and pass untouched. The downlink: `ingress` on the interface, two u32 filters (IPv4,
 /// IPv6) redirect arriving IP packets with mirred to the ifb, whose egress carries the downlink tree;
@@ -41,8 +49,12 @@ public enum PlanBuilder {
     static let averagePacketBytes: UInt64 = 500
     /// Size of a full Ethernet frame plus a little, the least an htb burst or quantum may be.
     static let minimumBurstBytes: UInt64 = 1600
-    /// The ifb's queue length, which is also the limit of the pfifo htb puts below a class without netem.
+    /// The ifb's queue length, and the frames a class's queue holds when it has no netem (the segmenter's byte fifo).
     public static let ifbQueueLength = 1000
+    /// The MTU assumed when the interface's is not known (Ethernet's).
+    public static let defaultMTU = 1500
+    /// The segmenter's rate: far above any class's, so it only cuts packets and never holds them back.
+    static let segmenterBitsPerSecond: UInt64 = 100_000_000_000
 
     // MARK: - Whole plans for an interface
 
@@ -52,19 +64,19 @@ public enum PlanBuilder {
     /// carries only the rates and the engine's nftables table, process and queue rules come before the redirect.
     public static func applyPlan(profile: Profile, interface: InterfaceName, selection: TrafficSelection = .allIP,
                                  replaceRoot: Bool = false, replaceIngress: Bool = false,
-                                 engineStart: [String]? = nil) -> [[String]] {
+                                 engineStart: [String]? = nil, mtu: Int = defaultMTU) -> [[String]] {
         let ifb = interface.ifbName
         let engineProfile = profile
         let profile = engineStart == nil ? profile : UserspaceEngine.rateOnly(profile)
         var commands: [[String]] = []
-        let uplink = uplinkSpec(profile, selection: selection)
+        let uplink = uplinkSpec(profile, selection: selection, mtu: mtu)
         if uplink.needsTree {
             commands += egressTree(device: interface, spec: uplink, replaceRoot: replaceRoot)
         }
         // ifb's default queue is 32 packets, too short for the htb leaves below a downlink class.
         commands.append(["ip", "link", "add", ifb.rawValue, "txqueuelen", String(ifbQueueLength), "type", "ifb"])
         commands.append(["ip", "link", "set", "dev", ifb.rawValue, "up"])
-        let downlink = downlinkSpec(profile, selection: selection)
+        let downlink = downlinkSpec(profile, selection: selection, mtu: mtu)
         if downlink.needsTree {
             commands += egressTree(device: ifb, spec: downlink)
         }
@@ -91,7 +103,8 @@ public enum PlanBuilder {
             ? UserspaceEngine.startCommand(executable: executable, interface: state.interface,
                                            engineID: state.engineID ?? "", store: store) : nil
         return applyPlan(profile: state.profile, interface: state.interface, selection: state.selection ?? .allIP,
-                         replaceRoot: replaceRoot, replaceIngress: state.replacedIngress, engineStart: start)
+                         replaceRoot: replaceRoot, replaceIngress: state.replacedIngress, engineStart: start,
+                         mtu: state.mtu ?? defaultMTU)
     }
 
     /// Switches an interface from the profile of `old` to that of `new` in place: class rates changed, leaf
@@ -104,16 +117,17 @@ public enum PlanBuilder {
         let userspace = old.activeEngine == .userspace
         let oldProfile = userspace ? UserspaceEngine.rateOnly(old.profile) : old.profile
         let newProfile = userspace ? UserspaceEngine.rateOnly(new.profile) : new.profile
-        let oldUplink = uplinkSpec(oldProfile, selection: selection)
-        let newUplink = uplinkSpec(newProfile, selection: selection)
+        let mtu = old.mtu ?? defaultMTU
+        let oldUplink = uplinkSpec(oldProfile, selection: selection, mtu: mtu)
+        let newUplink = uplinkSpec(newProfile, selection: selection, mtu: mtu)
         var plan: [[String]] = userspace ? [UserspaceEngine.switchTable(to: new.profile, interface: interface)] : []
         if !oldUplink.needsTree && newUplink.needsTree && new.replacedRoot != nil {
             plan += egressTree(device: interface, spec: newUplink, replaceRoot: true)
         } else {
             plan += switchEgress(device: interface, from: oldUplink, to: newUplink)
         }
-        plan += switchEgress(device: interface.ifbName, from: downlinkSpec(oldProfile, selection: selection),
-                             to: downlinkSpec(newProfile, selection: selection))
+        plan += switchEgress(device: interface.ifbName, from: downlinkSpec(oldProfile, selection: selection, mtu: mtu),
+                             to: downlinkSpec(newProfile, selection: selection, mtu: mtu))
         if old.profile.faults.map({ $0.needsTable }) ?? false { plan.append(ConnectionFaults.deleteTable(interface)) }
         if let faults = new.profile.faults, faults.needsTable {
             plan.append(ConnectionFaults.createTable(faults, interface: interface,
@@ -154,13 +168,13 @@ public enum PlanBuilder {
         return commands
     }
 
-    public static func uplinkSpec(_ profile: Profile, selection: TrafficSelection = .allIP) -> EgressSpec {
+    public static func uplinkSpec(_ profile: Profile, selection: TrafficSelection = .allIP, mtu: Int = defaultMTU) -> EgressSpec {
         EgressSpec(settings: profile.uplink, dnsDelayMicroseconds: profile.dnsDelayMicroseconds,
-                   selection: profile.effectiveSelection(selection), direction: .uplink)
+                   selection: profile.effectiveSelection(selection), direction: .uplink, mtu: mtu)
     }
 
-    public static func downlinkSpec(_ profile: Profile, selection: TrafficSelection = .allIP) -> EgressSpec {
-        EgressSpec(settings: profile.downlink, selection: profile.effectiveSelection(selection), direction: .downlink)
+    public static func downlinkSpec(_ profile: Profile, selection: TrafficSelection = .allIP, mtu: Int = defaultMTU) -> EgressSpec {
+        EgressSpec(settings: profile.downlink, selection: profile.effectiveSelection(selection), direction: .downlink, mtu: mtu)
     }
 
     /// The ingress qdisc and the filters sending every arriving IPv4 and IPv6 packet to the ifb. ARP and
@@ -193,10 +207,10 @@ public enum PlanBuilder {
                 + htbRate(rate(spec), ceil: rate(spec)) + overhead(spec),
             ["tc", "class", "add", "dev", dev, "parent", ReservedHandles.linkClass, "classid", ReservedHandles.mainClass]
                 + htbRate(rate(spec), ceil: rate(spec)) + overhead(spec),
+            segmenter(device: device, spec: spec, parent: ReservedHandles.mainClass, handle: ReservedHandles.mainSegmenter),
         ]
         if spec.settings.needsNetem {
-            commands.append(["tc", "qdisc", "add", "dev", dev, "parent", ReservedHandles.mainClass,
-                             "handle", ReservedHandles.mainNetem] + mainNetem(spec))
+            commands.append(addMainNetem(device: device, spec: spec))
         }
         if spec.dnsDelayMicroseconds > 0 {
             commands += dnsBranch(device: device, spec: spec)
@@ -231,10 +245,8 @@ public enum PlanBuilder {
         // (seen in the VM: 48 KB of a Slow Net download arrived after the switch to Black Hole).
         let dropsEverything = new.settings.lossPercent >= 100 && old.settings.needsNetem
         if dropsEverything {
-            commands.append(["tc", "qdisc", "del", "dev", dev, "parent", ReservedHandles.mainClass,
-                             "handle", ReservedHandles.mainNetem])
-            commands.append(["tc", "qdisc", "add", "dev", dev, "parent", ReservedHandles.mainClass,
-                             "handle", ReservedHandles.mainNetem] + mainNetem(new))
+            commands.append(removeMainNetem(device: device, spec: new))
+            commands.append(addMainNetem(device: device, spec: new))
         }
         commands += rateCommands
         switch (old.settings.needsNetem, new.settings.needsNetem) {
@@ -242,15 +254,13 @@ public enum PlanBuilder {
             break
         case (true, true):
             if mainNetem(old) != mainNetem(new) {
-                commands.append(["tc", "qdisc", "change", "dev", dev, "parent", ReservedHandles.mainClass,
+                commands.append(["tc", "qdisc", "change", "dev", dev, "parent", ReservedHandles.mainSegmenterClass,
                                  "handle", ReservedHandles.mainNetem] + mainNetem(new))
             }
         case (false, true):
-            commands.append(["tc", "qdisc", "add", "dev", dev, "parent", ReservedHandles.mainClass,
-                             "handle", ReservedHandles.mainNetem] + mainNetem(new))
+            commands.append(addMainNetem(device: device, spec: new))
         case (true, false):
-            commands.append(["tc", "qdisc", "del", "dev", dev, "parent", ReservedHandles.mainClass,
-                             "handle", ReservedHandles.mainNetem])
+            commands.append(removeMainNetem(device: device, spec: new))
         case (false, false):
             break
         }
@@ -261,7 +271,7 @@ public enum PlanBuilder {
                                  "classid", ReservedHandles.dnsClass] + htbRate(dnsRate(new), ceil: rate(new)))
             }
             if dnsNetem(old) != dnsNetem(new) {
-                commands.append(["tc", "qdisc", "change", "dev", dev, "parent", ReservedHandles.dnsClass,
+                commands.append(["tc", "qdisc", "change", "dev", dev, "parent", ReservedHandles.dnsSegmenterClass,
                                  "handle", ReservedHandles.dnsNetem] + dnsNetem(new))
             }
         case (false, true):
@@ -279,15 +289,46 @@ public enum PlanBuilder {
 
     // MARK: - Pieces
 
-    /// The DNS class and its netem; its filters come with the others (`TrafficFilters`).
+    /// The DNS class, its segmenter and its netem; its filters come with the others (`TrafficFilters`).
     private static func dnsBranch(device: InterfaceName, spec: EgressSpec) -> [[String]] {
         let dev = device.rawValue
         return [
             ["tc", "class", "add", "dev", dev, "parent", ReservedHandles.linkClass, "classid", ReservedHandles.dnsClass]
                 + htbRate(dnsRate(spec), ceil: rate(spec)),
-            ["tc", "qdisc", "add", "dev", dev, "parent", ReservedHandles.dnsClass,
+            segmenter(device: device, spec: spec, parent: ReservedHandles.dnsClass, handle: ReservedHandles.dnsSegmenter),
+            ["tc", "qdisc", "add", "dev", dev, "parent", ReservedHandles.dnsSegmenterClass,
              "handle", ReservedHandles.dnsNetem] + dnsNetem(spec),
         ]
+    }
+
+    /// The tbf below a class that cuts GSO packets into frames (see the type's comment). tbf segments a GSO packet
+    /// longer than its burst when each segment fits in the burst, and drops any other packet longer than it, so
+    /// the burst is the largest frame the interface carries: its MTU plus 64 bytes for the link header and VLAN tags
+    /// (`largestFrameBytes`). Its own byte fifo (`limit`) is the class's queue when there is no netem.
+    static func segmenter(device: InterfaceName, spec: EgressSpec, parent: String, handle: String) -> [String] {
+        ["tc", "qdisc", "add", "dev", device.rawValue, "parent", parent, "handle", handle, "tbf",
+         "rate", TCUnits.rate(bitsPerSecond: segmenterBitsPerSecond), "burst", String(largestFrameBytes(spec)),
+         "limit", String(queueBytes(spec))]
+    }
+
+    /// The longest frame on the interface: MTU plus room for the link header and two VLAN tags.
+    static func largestFrameBytes(_ spec: EgressSpec) -> Int { spec.mtu + 64 }
+
+    /// A class's queue without netem, in bytes: `ifbQueueLength` full frames, as the pfifo htb would give it holds packets.
+    static func queueBytes(_ spec: EgressSpec) -> Int { ifbQueueLength * largestFrameBytes(spec) }
+
+    /// `replace`, not `add`: after a switch the segmenter's child is the fifo `removeMainNetem` put there, and the
+    /// kernel refuses to `add` over a child that is not the default one ("NLM_F_REPLACE needed to override").
+    private static func addMainNetem(device: InterfaceName, spec: EgressSpec) -> [String] {
+        ["tc", "qdisc", "replace", "dev", device.rawValue, "parent", ReservedHandles.mainSegmenterClass,
+         "handle", ReservedHandles.mainNetem] + mainNetem(spec)
+    }
+
+    /// Puts a byte fifo in the main netem's place, dropping what the netem held. `tc qdisc del` would not do:
+    /// tbf puts its noop qdisc in a deleted child's place, and that drops every packet.
+    private static func removeMainNetem(device: InterfaceName, spec: EgressSpec) -> [String] {
+        ["tc", "qdisc", "replace", "dev", device.rawValue, "parent", ReservedHandles.mainSegmenterClass,
+         "handle", ReservedHandles.mainFifo, "bfifo", "limit", String(queueBytes(spec))]
     }
 
     /// The class rate: the profile's bandwidth, or `unlimitedBitsPerSecond` when unchanged.

@@ -132,12 +132,15 @@ public struct DirectionCounters: Sendable, Equatable, Codable {
     }
 
     /// From `tc -s -j qdisc show`: sent counts from the root (what actually left). htb already counts its
-    /// children's drops, so drops are the root's (or the leaves' sum, if larger); overlimits from the htb root.
+    /// children's drops, so drops are the root's, or the sum over the qdiscs directly below htb's classes if larger
+    /// (a segmenter counts the drops of the netem below it and of single segments, which htb does not see);
+    /// overlimits from the htb root.
     public init(qdiscs: InterfaceQdiscs) {
         let ours = qdiscs.qdiscs.filter { ReservedHandles.isOurs($0.handle) }
         let root = ours.first { $0.handle == ReservedHandles.root }
+        let belowClasses = ours.filter { $0.handle != ReservedHandles.root && $0.parent?.hasPrefix(ReservedHandles.root) == true }
         self.init(packets: root?.packets ?? 0, bytes: root?.bytes ?? 0,
-                  dropped: max(root?.drops ?? 0, ours.filter { $0.handle != ReservedHandles.root }.reduce(0) { $0 + ($1.drops ?? 0) }),
+                  dropped: max(root?.drops ?? 0, belowClasses.reduce(0) { $0 + ($1.drops ?? 0) }),
                   overlimits: root?.overlimits ?? 0,
                   queued: root?.qlen ?? 0)
     }

@@ -9,10 +9,20 @@ public enum ReservedHandles {
     public static let mainClass = "7ac0:10"
     /// DNS queries, when the profile delays them.
     public static let dnsClass = "7ac0:20"
-    /// The netem below the main class.
+    /// The netem below the main class (below its segmenter, whose one class is `mainSegmenterClass`).
     public static let mainNetem = "7ac1:"
-    /// The netem below the DNS class.
+    /// The netem below the DNS class (below its segmenter).
     public static let dnsNetem = "7ac2:"
+    /// The tbf directly below the main class that cuts GSO packets into frames (`PlanBuilder.segmenter`).
+    public static let mainSegmenter = "7ac3:"
+    /// The one class of the main segmenter, where its netem or fifo hangs.
+    public static let mainSegmenterClass = "7ac3:1"
+    /// The tbf directly below the DNS class.
+    public static let dnsSegmenter = "7ac4:"
+    public static let dnsSegmenterClass = "7ac4:1"
+    /// The byte fifo that takes the main netem's place when a switch drops delay and loss (deleting a tbf's child
+    /// would leave tbf's noop qdisc there, which drops everything).
+    public static let mainFifo = "7ac5:"
     /// htb's own handle as a flow id: "send through htb's direct queue", unshaped and undelayed. The filters
     /// send NDP and exclusions here, and `default 0` sends anything no filter claims here too.
     public static let direct = "7ac0:0"
@@ -25,6 +35,6 @@ public enum ReservedHandles {
 
     /// Whether a qdisc handle as printed by `tc` ("7ac0:") is one of ours.
     public static func isOurs(_ handle: String) -> Bool {
-        [root, mainNetem, dnsNetem].contains(handle.lowercased())
+        [root, mainNetem, dnsNetem, mainSegmenter, dnsSegmenter, mainFifo].contains(handle.lowercased())
     }
 }

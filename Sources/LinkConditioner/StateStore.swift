@@ -27,6 +27,9 @@ public struct ConditionState: Codable, Sendable, Equatable {
     /// Names the user-space engine process of this apply (kept across switches); it exits when the record no
     /// longer carries it.
     public var engineID: String? = nil
+    /// The interface's MTU when the profile was applied, which sizes the segmenters (`PlanBuilder.segmenter`);
+    /// nil in records of earlier versions and when `ip link` did not say, meaning `PlanBuilder.defaultMTU`.
+    public var mtu: Int? = nil
 
     /// The engine in force (netem for records that predate the choice).
     public var activeEngine: ConditioningEngine { engine ?? .netem }

@@ -25,6 +25,8 @@ final class QUICConnection {
     var addressPairs: [AddressPair] = []
     var indexedIDs: [ConnectionIDKey] = []
 
+    /// The Destination Connection ID of the client's first Initial: its Initial keys, and a Retry's tag, come from it.
+    private let originalDCID: [UInt8]
     /// The connection ID a Retry chose: the client's next Initial is keyed by it.
     private var retryID: [UInt8]?
     private var initialKeys: (client: PacketProtection, server: PacketProtection)
@@ -51,7 +53,12 @@ final class QUICConnection {
     private var stoppedWaiting = false
     private var openedSent = false
     private(set) var closed = false
-    private var undecryptable = [0, 0, 0]
+    /// A transport CONNECTION_CLOSE with APPLICATION_ERROR in an Initial or Handshake packet: RFC 9000 section
+    /// 10.2.3's stand-in for an application close, whose own code only a 1-RTT packet may carry. It waits for the
+    /// rest of its datagram, where the 1-RTT close (the real one) usually follows.
+    private var standInClose: (fromClient: Bool, reason: String, time: Timestamp)?
+    /// Packets that did not open, per level: Initial, Handshake, 1-RTT, 0-RTT.
+    private var undecryptable = [0, 0, 0, 0]
     private var warned: Set<String> = []
     var packetsOpened = 0
 
@@ -82,10 +89,11 @@ final class QUICConnection {
         var messages: HandshakeAssembler
     }
 
-    init(id: ConnectionID, version: QUICVersion, client: Endpoint, server: Endpoint,
+    init(id: ConnectionID, version: QUICVersion, client: Endpoint, server: Endpoint, originalDCID: [UInt8],
          initialKeys: (client: PacketProtection, server: PacketProtection), time: Timestamp, limits: QUICLimits,
          keySource: TLSKeySource?) {
         self.id = id
+        self.originalDCID = originalDCID
         self.version = version
         self.client = client
         self.server = server
@@ -104,6 +112,13 @@ final class QUICConnection {
     func receive(_ datagram: UnsafeRawBufferPointer, fromClient: Bool, at time: Timestamp, opener: inout PacketOpener,
                  emit: (QUICEvent) -> Void) {
         lastSeen = time
+        defer {
+            if let close = standInClose {
+                standInClose = nil
+                connectionClosed(code: QUICWarning.applicationErrorCode, application: false, reason: close.reason,
+                                 fromClient: close.fromClient, at: close.time, emit: emit)
+            }
+        }
         if waitingForKeys {  // behind a datagram held for its keys: held too, in order
             hold(datagram, fromClient: fromClient, at: time, emit: emit, opener: &opener)
             return
@@ -122,6 +137,13 @@ final class QUICConnection {
             case .unknownVersion:
                 return
             case .long(.retry):
+                // A Retry the client would discard (its tag does not verify against the first Initial's connection
+                // ID: forged, damaged, or for another connection) changes nothing; it is reported.
+                guard RetryIntegrity.verifies(UnsafeRawBufferPointer(rebasing: datagram[packet.start...]),
+                                              originalDCID: originalDCID, version: version) else {
+                    warnOnce(.retryIntegrityFailed, at: time, emit)
+                    return
+                }
                 // The client's next Initial goes to the connection ID the server chose here, keyed by it.
                 if !fromClient {
                     learnID(UnsafeRawBufferPointer(rebasing: datagram[packet.scid]), fromClient: false)
@@ -171,11 +193,11 @@ final class QUICConnection {
         }
         guard let keys = protection(level: level, early: early, fromClient: fromClient, emit: emit, at: time) else {
             if mayWait && level != .initial { return false }
-            undecryptable[level.rawValue] += 1
+            undecryptable[early ? 3 : level.rawValue] += 1
             return true
         }
         guard let unprotected = opener.unprotect(datagram, packet, with: keys.header) else {
-            undecryptable[level.rawValue] += 1
+            undecryptable[early ? 3 : level.rawValue] += 1
             return true
         }
         let direction = fromClient ? 0 : 1
@@ -189,7 +211,7 @@ final class QUICConnection {
             opened = opener.open(datagram, packet, packetNumber: number, with: keys)
         }
         guard opened else {
-            undecryptable[level.rawValue] += 1
+            undecryptable[early ? 3 : level.rawValue] += 1
             return true
         }
         packetsOpened += 1
@@ -332,16 +354,13 @@ final class QUICConnection {
                 learnID(id, fromClient: fromClient)
             case .connectionClose(let code, let application, let reason):
                 let text = String(decoding: reason.prefix(200), as: UTF8.self)
-                if openedSent {
-                    emit(.connectionClose(connection: id, fromClient: fromClient, errorCode: code, application: application,
-                                          reason: text, time: time))
+                if !application && code == QUICWarning.applicationErrorCode && level != .application {
+                    standInClose = (fromClient, text, time)
+                    return
                 }
-                // H3_NO_ERROR (0x100) and transport NO_ERROR (0) are the ordinary way to close.
-                if code != 0 && !(application && code == 0x100) {
-                    emit(.warning(connection: id, .closedWithError(code: code, application: application, reason: text),
-                                  time: time))
-                }
-                close(at: time, emit: emit)
+                standInClose = nil
+                connectionClosed(code: code, application: application, reason: text, fromClient: fromClient, at: time,
+                                 emit: emit)
                 return
             case .handshakeDone:
                 break
@@ -350,6 +369,19 @@ final class QUICConnection {
         if let problem = reader.problem {
             warnOnce(.badFrame(type: problem.type, known: problem.known), at: time, emit)
         }
+    }
+
+    private func connectionClosed(code: UInt64, application: Bool, reason: String, fromClient: Bool, at time: Timestamp,
+                                  emit: (QUICEvent) -> Void) {
+        if openedSent {
+            emit(.connectionClose(connection: id, fromClient: fromClient, errorCode: code, application: application,
+                                  reason: reason, time: time))
+        }
+        // H3_NO_ERROR (0x100) and transport NO_ERROR (0) are the ordinary way to close.
+        if code != 0 && !(application && code == 0x100) {
+            emit(.warning(connection: id, .closedWithError(code: code, application: application, reason: reason), time: time))
+        }
+        close(at: time, emit: emit)
     }
 
     private func cryptoData(offset: UInt64, data: UnsafeRawBufferPointer, level: Level, fromClient: Bool,
@@ -498,7 +530,7 @@ final class QUICConnection {
         }
         streams = [:]
         if keySource != nil {
-            for (index, name) in ["Initial", "Handshake", "1-RTT"].enumerated() where undecryptable[index] > 0 && keysLooked {
+            for (index, name) in ["Initial", "Handshake", "1-RTT", "0-RTT"].enumerated() where undecryptable[index] > 0 && keysLooked {
                 emit(.warning(connection: id, .undecryptable(level: name, packets: undecryptable[index]), time: time))
             }
         }

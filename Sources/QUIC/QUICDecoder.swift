@@ -158,7 +158,7 @@ public struct QUICDecoder {
         }
         nextID += 1
         let connection = QUICConnection(id: ConnectionID(nextID), version: version, client: source,
-                                        server: destination,
+                                        server: destination, originalDCID: Array(dcid),
                                         initialKeys: (client, server), time: time, limits: limits, keySource: keySource)
         connections[connection.id] = connection
         index(connection, QUICConnection.AddressPair(source: source, destination: destination),

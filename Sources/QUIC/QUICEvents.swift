@@ -42,6 +42,8 @@ public enum QUICWarning: ConnectionWarning {
     case closedWithError(code: UInt64, application: Bool, reason: String)
     /// The server answered with a Retry (a new Initial with its token follows) or listed its versions.
     case retry
+    /// A Retry whose integrity tag (RFC 9001 section 5.8) does not verify: a client discards it, and so does TapKit.
+    case retryIntegrityFailed
     case versionNegotiation(versions: [UInt32])
 
     public var description: String {
@@ -69,6 +71,9 @@ public enum QUICWarning: ConnectionWarning {
             return "QUIC: connection closed with \(what)" + (reason.isEmpty ? "" : ": \(reason)")
         case .retry:
             return "QUIC: the server asked the client to retry with a token (Retry)"
+        case .retryIntegrityFailed:
+            return "QUIC: a Retry whose integrity tag does not verify (not from the server the client's first Initial "
+                + "went to, or damaged); ignored, as a client ignores it"
         case .versionNegotiation(let versions):
             let list = versions.map { "0x" + String($0, radix: 16) }.joined(separator: ", ")
             return "QUIC: the server does not speak the client's version and offers \(list) (Version Negotiation)"
@@ -77,6 +82,9 @@ public enum QUICWarning: ConnectionWarning {
 }
 
 extension QUICWarning {
+    /// APPLICATION_ERROR, the transport code an application close wears before 1-RTT keys (RFC 9000 section 10.2.3).
+    static let applicationErrorCode: UInt64 = 0xc
+
     /// RFC 9000 section 20.1.
     static let transportErrors: [UInt64: String] = [
         0x1: "INTERNAL_ERROR", 0x2: "CONNECTION_REFUSED", 0x3: "FLOW_CONTROL_ERROR", 0x4: "STREAM_LIMIT_ERROR",

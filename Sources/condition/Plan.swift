@@ -37,6 +37,7 @@ struct Plan: ParsableCommand {
         // The record apply would write, and the plans apply and off build from it: the same functions they run.
         var state = ConditionState(interface: device, profile: profile, replacedIngress: force)
         state.selection = selection
+        state.mtu = Conditioner.mtu(device, runner: runner)
         // Judged without root from the module lists, as `list` does; apply tries netem for real.
         let netem = geteuid() == 0 ? LiveKernelSupport().netemAvailable() : LinkConditioner.Doctor().moduleAvailable("sch_netem")
         state.engine = profile.needsNetem && !netem && ProcessRunner.locate("iptables-nft") != nil ? .userspace : .netem

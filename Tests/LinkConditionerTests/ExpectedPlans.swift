@@ -9,9 +9,11 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 32kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 32kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
-            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 100ms limit 1000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev eth0 parent 7ac3:1 handle 7ac1: netem delay 100ms limit 1000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:20 htb rate 8kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
-            tc qdisc add dev eth0 parent 7ac0:20 handle 7ac2: netem delay 300ms limit 1000
+            tc qdisc add dev eth0 parent 7ac0:20 handle 7ac4: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc add dev eth0 parent 7ac4:1 handle 7ac2: netem delay 300ms limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -28,7 +30,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 32kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 32kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem delay 100ms limit 1000
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem delay 100ms limit 1000
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -48,7 +51,8 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
-            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem loss 90% limit 1000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev eth0 parent 7ac3:1 handle 7ac1: netem loss 90% limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -61,7 +65,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem loss 90% limit 1000
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem loss 90% limit 1000
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -83,7 +88,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem loss 100% limit 1000
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem loss 100% limit 1000
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -102,7 +108,8 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 330kbit ceil 330kbit burst 1600 cburst 1600 quantum 4125
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 330kbit ceil 330kbit burst 1600 cburst 1600 quantum 4125
-            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 100ms limit 1000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev eth0 parent 7ac3:1 handle 7ac1: netem delay 100ms limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -115,7 +122,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 780kbit ceil 780kbit burst 1600 cburst 1600 quantum 9750
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 780kbit ceil 780kbit burst 1600 cburst 1600 quantum 9750
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem delay 100ms limit 1000
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem delay 100ms limit 1000
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -135,7 +143,8 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 200kbit ceil 200kbit burst 1600 cburst 1600 quantum 2500
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 200kbit ceil 200kbit burst 1600 cburst 1600 quantum 2500
-            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 440ms limit 1000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev eth0 parent 7ac3:1 handle 7ac1: netem delay 440ms limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -148,7 +157,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 240kbit ceil 240kbit burst 1600 cburst 1600 quantum 3000
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 240kbit ceil 240kbit burst 1600 cburst 1600 quantum 3000
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem delay 400ms limit 1000
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem delay 400ms limit 1000
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -168,7 +178,8 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 256kbit ceil 256kbit burst 1600 cburst 1600 quantum 3200
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 256kbit ceil 256kbit burst 1600 cburst 1600 quantum 3200
-            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 5ms limit 1000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev eth0 parent 7ac3:1 handle 7ac1: netem delay 5ms limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -181,7 +192,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 2mbit ceil 2mbit burst 2500 cburst 2500 quantum 25000
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 2mbit ceil 2mbit burst 2500 cburst 2500 quantum 25000
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem delay 5ms limit 1000
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem delay 5ms limit 1000
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -201,7 +213,8 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
-            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 2ms limit 1000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev eth0 parent 7ac3:1 handle 7ac1: netem delay 2ms limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -214,7 +227,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 6mbit ceil 6mbit burst 7500 cburst 7500 quantum 75000
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 6mbit ceil 6mbit burst 7500 cburst 7500 quantum 75000
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem delay 2ms limit 1000
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem delay 2ms limit 1000
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -234,7 +248,8 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
-            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 500ms loss 10% limit 1000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev eth0 parent 7ac3:1 handle 7ac1: netem delay 500ms loss 10% limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -247,7 +262,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 1mbit ceil 1mbit burst 1600 cburst 1600 quantum 12500
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem delay 500ms loss 10% limit 1000
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem delay 500ms loss 10% limit 1000
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -267,7 +283,8 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
-            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem loss 100% limit 1000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev eth0 parent 7ac3:1 handle 7ac1: netem loss 100% limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -280,7 +297,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem loss 100% limit 1000
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem loss 100% limit 1000
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -300,7 +318,8 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 10mbit ceil 10mbit burst 12500 cburst 12500 quantum 125000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10mbit ceil 10mbit burst 12500 cburst 12500 quantum 125000
-            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 65ms limit 1000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev eth0 parent 7ac3:1 handle 7ac1: netem delay 65ms limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -313,7 +332,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 50mbit ceil 50mbit burst 62500 cburst 62500 quantum 200000
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 50mbit ceil 50mbit burst 62500 cburst 62500 quantum 200000
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem delay 50ms limit 1250
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem delay 50ms limit 1250
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -333,7 +353,8 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 33mbit ceil 33mbit burst 41250 cburst 41250 quantum 200000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 33mbit ceil 33mbit burst 41250 cburst 41250 quantum 200000
-            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac1: netem delay 1ms limit 1000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev eth0 parent 7ac3:1 handle 7ac1: netem delay 1ms limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -346,7 +367,8 @@ enum ExpectedPlans {
             tc qdisc add dev tk-eth0 root handle 7ac0: htb default 0
             tc class add dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 40mbit ceil 40mbit burst 50000 cburst 50000 quantum 200000
             tc class add dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 40mbit ceil 40mbit burst 50000 cburst 50000 quantum 200000
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem delay 1ms limit 1000
+            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem delay 1ms limit 1000
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev tk-eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0
@@ -366,8 +388,10 @@ enum ExpectedPlans {
             tc qdisc add dev eth0 root handle 7ac0: htb default 0
             tc class add dev eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
+            tc qdisc add dev eth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:20 htb rate 100mbit ceil 10gbit burst 125000 cburst 12500000 quantum 200000
-            tc qdisc add dev eth0 parent 7ac0:20 handle 7ac2: netem delay 3000ms limit 150000
+            tc qdisc add dev eth0 parent 7ac0:20 handle 7ac4: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc add dev eth0 parent 7ac4:1 handle 7ac2: netem delay 3000ms limit 150000
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 133 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 134 0xff flowid 7ac0:0
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 1 u32 match ip6 protocol 58 0xff match ip6 icmp_type 135 0xff flowid 7ac0:0

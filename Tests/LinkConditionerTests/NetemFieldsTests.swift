@@ -16,7 +16,7 @@ import Testing
         #expect(profile.downlink.jitterDistribution == .normal)
         let plan = PlanBuilder.applyPlan(profile: profile, interface: try InterfaceName("eth0"))
         let netem = try #require(plan.first { $0.contains("netem") && $0.contains("tk-eth0") })
-        #expect(netem.joined(separator: " ") == "tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem delay 100ms 10ms 25% "
+        #expect(netem.joined(separator: " ") == "tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem delay 100ms 10ms 25% "
                 + "distribution normal loss 1% 25% reorder 5% duplicate 1% corrupt 0.1% limit 1000")
         let linkClass = try #require(plan.first { $0.contains("7ac0:1") && $0.contains("tk-eth0") && $0.contains("class") })
         #expect(Array(linkClass.suffix(2)) == ["overhead", "8"])

@@ -56,6 +56,7 @@ func lines(_ commands: [[String]]) -> String {
             tc qdisc add dev veth0 root handle 7ac0: htb default 0
             tc class add dev veth0 parent 7ac0: classid 7ac0:1 htb rate 8kbit ceil 8kbit burst 1600 cburst 1600 quantum 1600
             tc class add dev veth0 parent 7ac0:1 classid 7ac0:10 htb rate 8kbit ceil 8kbit burst 1600 cburst 1600 quantum 1600
+            tc qdisc add dev veth0 parent 7ac0:10 handle 7ac3: tbf rate 100gbit burst 1564 limit 1564000
             """ + "\n" + lines(ndpFilters("veth0")) + """
 
             tc filter add dev veth0 parent 7ac0: protocol ip prio 6 u32 match u32 0 0 flowid 7ac0:10
@@ -75,7 +76,7 @@ func lines(_ commands: [[String]]) -> String {
         #expect(PlanBuilder.netemLimit(rate: 32_000, delay: 100_000) == 1000)
         let tree = PlanBuilder.egressTree(device: try! InterfaceName("v"), settings:
             LinkSettings(bitsPerSecond: 100_000_000, delayMicroseconds: 200_000, jitterMicroseconds: 50_000, lossPercent: 1.5))
-        #expect(tree.first { $0.contains("netem") } == ["tc", "qdisc", "add", "dev", "v", "parent", "7ac0:10", "handle", "7ac1:",
+        #expect(tree.first { $0.contains("netem") } == ["tc", "qdisc", "replace", "dev", "v", "parent", "7ac3:1", "handle", "7ac1:",
                               "netem", "delay", "200ms", "50ms", "loss", "1.5%", "limit", "12500"])
     }
 
@@ -96,8 +97,8 @@ func lines(_ commands: [[String]]) -> String {
                                           to: try catalog.profile(named: "Black Hole"), interface: try InterfaceName("eth0"))
         #expect(lines(plan) == """
             tc qdisc del dev eth0 root
-            tc qdisc del dev tk-eth0 parent 7ac0:10 handle 7ac1:
-            tc qdisc add dev tk-eth0 parent 7ac0:10 handle 7ac1: netem loss 100% limit 1000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac5: bfifo limit 1564000
+            tc qdisc replace dev tk-eth0 parent 7ac3:1 handle 7ac1: netem loss 100% limit 1000
             tc class change dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             tc class change dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 10gbit ceil 10gbit burst 12500000 cburst 12500000 quantum 200000
             """)
@@ -113,7 +114,8 @@ func lines(_ commands: [[String]]) -> String {
             tc class change dev eth0 parent 7ac0: classid 7ac0:1 htb rate 32kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
             tc class change dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 32kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
             tc class add dev eth0 parent 7ac0:1 classid 7ac0:20 htb rate 8kbit ceil 32kbit burst 1600 cburst 1600 quantum 1600
-            tc qdisc add dev eth0 parent 7ac0:20 handle 7ac2: netem delay 300ms limit 1000
+            tc qdisc add dev eth0 parent 7ac0:20 handle 7ac4: tbf rate 100gbit burst 1564 limit 1564000
+            tc qdisc add dev eth0 parent 7ac4:1 handle 7ac2: netem delay 300ms limit 1000
             tc filter add dev eth0 parent 7ac0: protocol ip prio 4 u32 match ip protocol 17 0xff match ip dport 53 0xffff flowid 7ac0:20
             tc filter add dev eth0 parent 7ac0: protocol ip prio 4 u32 match ip protocol 6 0xff match ip dport 53 0xffff flowid 7ac0:20
             tc filter add dev eth0 parent 7ac0: protocol ipv6 prio 5 u32 match ip6 protocol 17 0xff match ip6 dport 53 0xffff flowid 7ac0:20
@@ -125,13 +127,13 @@ func lines(_ commands: [[String]]) -> String {
         #expect(lines(back) == """
             tc class change dev eth0 parent 7ac0: classid 7ac0:1 htb rate 256kbit ceil 256kbit burst 1600 cburst 1600 quantum 3200
             tc class change dev eth0 parent 7ac0:1 classid 7ac0:10 htb rate 256kbit ceil 256kbit burst 1600 cburst 1600 quantum 3200
-            tc qdisc change dev eth0 parent 7ac0:10 handle 7ac1: netem delay 5ms limit 1000
+            tc qdisc change dev eth0 parent 7ac3:1 handle 7ac1: netem delay 5ms limit 1000
             tc filter del dev eth0 parent 7ac0: protocol ip prio 4
             tc filter del dev eth0 parent 7ac0: protocol ipv6 prio 5
             tc class del dev eth0 parent 7ac0:1 classid 7ac0:20
             tc class change dev tk-eth0 parent 7ac0: classid 7ac0:1 htb rate 2mbit ceil 2mbit burst 2500 cburst 2500 quantum 25000
             tc class change dev tk-eth0 parent 7ac0:1 classid 7ac0:10 htb rate 2mbit ceil 2mbit burst 2500 cburst 2500 quantum 25000
-            tc qdisc change dev tk-eth0 parent 7ac0:10 handle 7ac1: netem delay 5ms limit 1000
+            tc qdisc change dev tk-eth0 parent 7ac3:1 handle 7ac1: netem delay 5ms limit 1000
             """)
     }
 

@@ -6,15 +6,18 @@ import TestSupport
 /// command downloads, its effect measured by the command itself, and the switch's time recorded for the timeline.
 /// Root: the sandbox is a network namespace with a veth pair and tc on both ends.
 @Suite(.serialized) struct ConditionerSwitchTests {
-    /// The command downloads the same 1 MB file over and over for 3.5 s and logs, every 100 ms, the wall-clock time
-    /// and the bytes read so far: the rate before and after the switch comes from the command, not from the view.
+    /// The command downloads the same 1 MB file over and over until the test leaves a stop file (at most 8 s) and
+    /// logs, every 100 ms, the wall-clock time and the bytes read so far: the rate before and after the switch comes
+    /// from the command, not from the view. It runs until the test has its window after the switch, however late a
+    /// loaded machine starts it.
     static let downloader = #"""
         import os, sys, time, urllib.request
-        url, log = sys.argv[1], open(sys.argv[2], "w")
+        url, log, stop = sys.argv[1], open(sys.argv[2], "w"), sys.argv[3]
         start = time.time(); total = 0; last = 0
-        while time.time() - start < 3.5:
+        def going(): return time.time() - start < 8 and not os.path.exists(stop)
+        while going():
             with urllib.request.urlopen(url, timeout=5) as r:
-                while time.time() - start < 3.5:
+                while going():
                     chunk = r.read(8192)
                     if not chunk: break
                     total += len(chunk)
@@ -39,8 +42,9 @@ import TestSupport
         try Data(#"{"name": "W23s Trickle", "downlink": {"bandwidthKbit": 400}, "uplink": {"bandwidthKbit": 400}}"#.utf8)
             .write(to: directory.appendingPathComponent("w23s-trickle.json"))
         let log = directory.appendingPathComponent("rate.log").path
+        let stop = directory.appendingPathComponent("stop").path
         let running = try RunningCapture(["--ui", "127.0.0.1:0", "--profiles", directory.path, "--",
-                                          "sh", "-c", "python3 -c \"$0\" \"http://$TAPKIT_SANDBOX_HOST:\(server.port)/w23s-blob.bin\" \(log)",
+                                          "sh", "-c", "python3 -c \"$0\" \"http://$TAPKIT_SANDBOX_HOST:\(server.port)/w23s-blob.bin\" \(log) \(stop)",
                                           Self.downloader])
         defer { running.kill() }
         let url = try running.url()
@@ -48,8 +52,12 @@ import TestSupport
         let before = try client.request("/api/conditioner", token: url.token)
         #expect(before.text.contains(#""available":true"#), "\(before.text)")
         #expect(before.text.contains(#""name":"W23s Trickle""#))
-        // Let the download get going unconditioned, then switch.
-        Thread.sleep(forTimeInterval: 1.2)
+        // Let the download run unconditioned for a second (its first sample that old), then switch.
+        let going = Date().addingTimeInterval(10)
+        while Self.samples(log).first.map({ $0.0 > Date().timeIntervalSince1970 - 1.0 }) ?? true {
+            try #require(Date() < going, "the download never started: \(running.stderr)")
+            Thread.sleep(forTimeInterval: 0.05)
+        }
         let asked = Date().timeIntervalSince1970
         let switched = try client.request("/api/conditioner", method: "POST", token: url.token,
                                           extra: [("Content-Type", "application/json")],
@@ -63,6 +71,9 @@ import TestSupport
         let switchTime = try #require(switches.last?["t"] as? Double)
         #expect(switchTime >= asked && switchTime <= answered, "switch at \(switchTime), asked \(asked), answered \(answered)")
         #expect(switches.last?["profile"] as? String == "W23s Trickle")
+        // The window after the switch below ends at +2.2 s.
+        Thread.sleep(forTimeInterval: max(0, switchTime + 2.4 - Date().timeIntervalSince1970))
+        FileManager.default.createFile(atPath: stop, contents: nil)
 
         try running.waitFor("live view: still serving", seconds: 15)
         // The command ended: its sandbox is gone, and the panel says so.
@@ -71,11 +82,7 @@ import TestSupport
         running.interrupt()
         #expect(running.waitForExit(seconds: 5) == 0, "\(running.stderr)")
 
-        let samples = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").compactMap { line -> (Double, Double)? in
-            let parts = line.split(separator: " ")
-            guard parts.count == 2, let time = Double(parts[0]), let bytes = Double(parts[1]) else { return nil }
-            return (time, bytes)
-        }
+        let samples = Self.samples(log)
         func rate(from: Double, to: Double) -> Double? {
             let window = samples.filter { $0.0 >= from && $0.0 <= to }
             guard let first = window.first, let last = window.last, last.0 > first.0 else { return nil }
@@ -88,5 +95,15 @@ import TestSupport
         #expect(fast > 1_000_000, "before: \(fast) B/s")
         #expect(slow < 50_000 * 1.5, "after: \(slow) B/s")
         #expect(slow > 50_000 * 0.5, "after: \(slow) B/s")
+    }
+
+    /// The downloader's log: (wall-clock time, bytes so far) per line; none while it does not exist yet.
+    static func samples(_ log: String) -> [(Double, Double)] {
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line -> (Double, Double)? in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let time = Double(parts[0]), let bytes = Double(parts[1]) else { return nil }
+            return (time, bytes)
+        }
     }
 }

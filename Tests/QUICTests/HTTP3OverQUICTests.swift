@@ -10,7 +10,8 @@ struct HTTP3OverQUICTests {
 
     @Test("every request the server logged is an exchange with its status and body sha256, on one and two threads",
           .enabled(if: FileManager.default.isExecutableFile(atPath: captureBinary), "capture binary missing"),
-          arguments: ["h3-basic", "h3-large", "h3-keyupdate", "h3-migration", "h3-retry", "h3-v2", "h3-chacha20"], [1, 2])
+          arguments: ["h3-basic", "h3-large", "h3-keyupdate", "h3-migration", "h3-retry", "h3-v2", "h3-chacha20",
+                       "h3-resume", "h3-chromium"], [1, 2])
     func exchangesMatchServerLog(_ name: String, threads: Int) throws {
         let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: quicFixtures.appendingPathComponent("manifest.json")))
         let entry = try #require(((manifest as? [String: Any])?["fixtures"] as? [String: Any])?[name + ".pcap"] as? [String: Any])

@@ -22,7 +22,18 @@ struct DecodedFixture {
     var opened = 0
     var closed = 0
 
-    static func key(_ stream: UInt64, _ fromClient: Bool) -> String { "\(stream)\(fromClient ? ">" : "<")" }
+    /// "4>" is stream 4 from the client on the first connection; later connections are prefixed ("#1 4>").
+    static func key(_ stream: UInt64, _ fromClient: Bool, connection: Int = 0) -> String {
+        (connection == 0 ? "" : "#\(connection) ") + "\(stream)\(fromClient ? ">" : "<")"
+    }
+
+    /// Connections in order of appearance, numbered from 0 as tshark numbers them.
+    var connections: [ConnectionID: Int] = [:]
+
+    mutating func key(_ connection: ConnectionID, _ stream: UInt64, _ fromClient: Bool) -> String {
+        if connections[connection] == nil { connections[connection] = connections.count }
+        return Self.key(stream, fromClient, connection: connections[connection]!)
+    }
 
     /// Reads `name` from Tests/Fixtures/quic, with its key log or (`keyLog` nil) none.
     static func read(_ name: String, keyLog: String? = "") throws -> DecodedFixture {
@@ -31,11 +42,21 @@ struct DecodedFixture {
         return try read(name, keys: try path.map { try TLSKeySource(path: $0, follow: false, initialWarnings: &warnings) })
     }
 
+    /// Reads the capture at `file` with the key log at `keyLog`.
+    static func read(_ file: URL, keyLog: String) throws -> DecodedFixture {
+        var warnings: [TLSKeyLog.Warning] = []
+        return try read(file, keys: try TLSKeySource(path: keyLog, follow: false, initialWarnings: &warnings))
+    }
+
     /// Reads `name` with `keys`; `afterPacket` is called with each packet's number (from 1) once it was read.
     static func read(_ name: String, keys source: TLSKeySource?, afterPacket: (Int) -> Void = { _ in }) throws -> DecodedFixture {
+        try read(quicFixtures.appendingPathComponent(name + ".pcap"), keys: source, afterPacket: afterPacket)
+    }
+
+    static func read(_ file: URL, keys source: TLSKeySource?, afterPacket: (Int) -> Void = { _ in }) throws -> DecodedFixture {
         var decoder = QUICDecoder(keySource: source)
         var result = DecodedFixture()
-        let handle = try CaptureHandle.openOffline(quicFixtures.appendingPathComponent(name + ".pcap").path)
+        let handle = try CaptureHandle.openOffline(file.path)
         let packetDecoder = try PacketDecoder(linkType: handle.linkType)
         var last = Timestamp(seconds: 0, nanoseconds: 0)
         var count = 0
@@ -58,48 +79,73 @@ struct DecodedFixture {
         case .warning(_, let warning, _): warnings.append(warning)
         case .opened: opened += 1
         case .closed: closed += 1
-        case .streamData(_, let stream, let fromClient, let data, let fin, _):
-            bytes[Self.key(stream, fromClient), default: 0] += data.count
-            if fin { fins.insert(Self.key(stream, fromClient)) }
-        case .streamGap(_, let stream, let fromClient, let length, _): gaps[Self.key(stream, fromClient), default: 0] += length
-        case .streamReset(_, let stream, let fromClient, let code, _): resets[Self.key(stream, fromClient)] = code
+        case .streamData(let connection, let stream, let fromClient, let data, let fin, _):
+            let key = key(connection, stream, fromClient)
+            bytes[key, default: 0] += data.count
+            if fin { fins.insert(key) }
+        case .streamGap(let connection, let stream, let fromClient, let length, _):
+            gaps[key(connection, stream, fromClient), default: 0] += length
+        case .streamReset(let connection, let stream, let fromClient, let code, _):
+            resets[key(connection, stream, fromClient)] = code
         case .stopSending, .connectionClose: break
         }
     }
 }
 
-/// tshark's view (Debian's tshark 4.0 with the same key log): per stream and sender, the end of the furthest
-/// STREAM frame (offset + length); the packets it decrypted; the QUIC packets in all and the Retries among them.
+/// tshark's view (Debian's tshark 4.0 with the same key log): per connection, stream and sender, the end of the
+/// furthest STREAM frame (offset + length); the packets it decrypted; the QUIC packets in all and the Retries among
+/// them. Keys as `DecodedFixture.key`, connections numbered as tshark numbers them (in order of appearance).
+/// Two things tshark shows that no peer reads are left out: bytes after a datagram's last packet (aioquic pads
+/// datagrams with zeros there, RFC 9000 section 14.1; tshark calls them a short-header packet with its fixed bit
+/// clear), and STREAM frames in datagrams sent after the connection's first CONNECTION_CLOSE (the closing peer
+/// discards them, RFC 9000 section 10.2; TapKit ends the connection's streams at the close).
 struct TsharkStreams {
     var ends: [String: Int] = [:]
     var decrypted = 0, packets = 0, retries = 0
+    private var closed: Set<Int> = []
 
     init(_ name: String, serverPort: Int) throws {
+        let fields = ["udp.dstport", "quic.connection.number", "quic.stream.stream_id", "quic.stream.offset",
+                      "quic.stream.length", "quic.frame_type", "quic.packet_number", "quic.stream.off", "quic.stream.len",
+                      "quic.stream_data", "quic.header_form", "quic.fixed_bit", "quic.long.packet_type"]
         let result = try run("tshark", ["-r", quicFixtures.appendingPathComponent(name + ".pcap").path,
                                         "-o", "tls.keylog_file:" + quicFixtures.appendingPathComponent(name + ".keys").path,
                                         "-d", "udp.port==\(serverPort),quic", "-T", "fields", "-E", "occurrence=a",
-                                        "-E", "aggregator=|", "-e", "udp.dstport", "-e", "quic.stream.stream_id",
-                                        "-e", "quic.stream.offset", "-e", "quic.stream.length", "-e", "quic.frame_type",
-                                        "-e", "quic.packet_number", "-e", "quic.stream.off", "-e", "quic.header_form",
-                                        "-e", "quic.long.packet_type"])
+                                        "-E", "aggregator=|"] + fields.flatMap { ["-e", $0] })
         for line in result.stdoutText.split(separator: "\n") {
             let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard columns.count == 9 else { continue }
-            packets += columns[7].split(separator: "|").count
-            retries += columns[8].split(separator: "|").filter { $0 == "3" }.count
+            guard columns.count == fields.count else { continue }
+            func values(_ field: String) -> [String] {
+                columns[fields.firstIndex(of: field)!].split(separator: "|").map(String.init)
+            }
+            packets += values("quic.header_form").count - values("quic.fixed_bit").filter { $0 == "0" || $0 == "False" }.count
+            retries += values("quic.long.packet_type").filter { $0 == "3" }.count
             // A packet tshark decrypted shows its frames; each coalesced packet has its number.
-            if !columns[4].isEmpty { decrypted += columns[5].split(separator: "|").count }
-            let fromClient = Int(columns[0]) == serverPort
-            let ids = columns[1].split(separator: "|").compactMap { UInt64($0) }
-            var offsets = columns[2].split(separator: "|").compactMap { Int($0) }.makeIterator()
-            // A frame without the OFF bit has no offset field (offset 0): the bits say whose the offsets are.
-            let hasOffset = columns[6].split(separator: "|").map { $0 == "1" || $0 == "True" }
-            let lengths = columns[3].split(separator: "|").compactMap { Int($0) }
-            guard ids.count == lengths.count, hasOffset.count == ids.count else { continue }
+            if !values("quic.frame_type").isEmpty { decrypted += values("quic.packet_number").count }
+            let fromClient = Int(values("udp.dstport").first ?? "") == serverPort
+            let connection = Int(values("quic.connection.number").first ?? "") ?? 0
+            guard !closed.contains(connection) else { continue }
+            if values("quic.frame_type").contains(where: { $0 == "28" || $0 == "29" }) { closed.insert(connection) }
+            let ids = values("quic.stream.stream_id").compactMap { UInt64($0) }
+            // Fields without their bit are absent: a frame without OFF has offset 0, one without LEN runs to the end
+            // of its packet (its length is its data's), and a frame without data (a FIN alone) has no data field.
+            let hasOffset = values("quic.stream.off").map { $0 == "1" || $0 == "True" }
+            let hasLength = values("quic.stream.len").map { $0 == "1" || $0 == "True" }
+            var offsets = values("quic.stream.offset").compactMap { Int($0) }.makeIterator()
+            var lengths = values("quic.stream.length").compactMap { Int($0) }.makeIterator()
+            var data = values("quic.stream_data").makeIterator()
+            guard hasOffset.count == ids.count, hasLength.count == ids.count else { continue }
             for (index, id) in ids.enumerated() {
                 let offset = hasOffset[index] ? offsets.next() ?? 0 : 0
-                let key = DecodedFixture.key(id, fromClient)
-                ends[key] = max(ends[key] ?? 0, offset + lengths[index])
+                let length: Int
+                if hasLength[index] {
+                    length = lengths.next() ?? 0
+                    if length > 0 { _ = data.next() }
+                } else {
+                    length = (data.next()?.count ?? 0) / 2
+                }
+                let key = DecodedFixture.key(id, fromClient, connection: connection)
+                ends[key] = max(ends[key] ?? 0, offset + length)
             }
         }
     }
@@ -114,17 +160,21 @@ extension QUICWarning {
 
 @Suite("QUIC fixtures from aioquic: decrypted with their key logs, checked against tshark")
 struct QUICFixtureTests {
-    static let fixtures = ["h3-basic", "h3-large", "h3-reset", "h3-keyupdate", "h3-migration", "h3-retry", "h3-v2", "h3-chacha20"]
+    static let fixtures = ["h3-basic", "h3-large", "h3-reset", "h3-keyupdate", "h3-migration", "h3-retry", "h3-v2", "h3-chacha20",
+                           "h3-resume", "h3-chromium"]
     static let ports = ["h3-basic": 443, "h3-keyupdate": 8443]
+    /// h3-resume has two connections: the one that got the session ticket, and the resumed one.
+    static let connections = ["h3-resume": 2]
 
-    @Test("one connection, every packet opened, every stream's bytes as far as tshark's furthest STREAM frame",
+    @Test("each connection found, every packet opened, every stream's bytes as far as tshark's furthest STREAM frame",
           arguments: fixtures)
     func streamsMatchTshark(_ name: String) throws {
         let decoded = try DecodedFixture.read(name)
         let version: UInt32 = name == "h3-v2" ? 0x6b33_43cf : 1
         let expected = ConnectionNotice.Kind.quic(version: version, serverName: "quic.tapkit.test", alpn: ["h3"], keys: .decrypted)
-        #expect(decoded.notices.map(\.kind) == [expected])
-        #expect(decoded.opened == 1 && decoded.closed == 1)
+        let count = Self.connections[name] ?? 1
+        #expect(decoded.notices.map(\.kind) == Array(repeating: expected, count: count))
+        #expect(decoded.opened == count && decoded.closed == count)
         #expect(decoded.warnings.filter(\.isUndecryptable).isEmpty, "\(decoded.warnings)")
         #expect(decoded.gaps.isEmpty, "\(decoded.gaps)")
         guard TestEnvironment.hasProgram("tshark") else { return }
@@ -146,6 +196,41 @@ struct QUICFixtureTests {
         #expect(!decoded.fins.contains("0<"), "the server's side of the cancelled stream never ended")
     }
 
+    @Test("0-RTT on resumption: the resumed connection's early packets open with CLIENT_EARLY_TRAFFIC_SECRET, as in tshark")
+    func zeroRTT() throws {
+        let keys = try String(contentsOf: quicFixtures.appendingPathComponent("h3-resume.keys"), encoding: .utf8)
+        let early = keys.split(separator: "\n").filter { $0.hasPrefix("CLIENT_EARLY_TRAFFIC_SECRET ") }
+        try #require(early.count == 1, "the fixture's key log has no early secret")
+        // tshark (the oracle) counts the client's 0-RTT packets (that it decrypts them too is streamsMatchTshark's).
+        let tshark = try run("tshark", ["-r", quicFixtures.appendingPathComponent("h3-resume.pcap").path,
+                                        "-o", "tls.keylog_file:" + quicFixtures.appendingPathComponent("h3-resume.keys").path,
+                                        "-d", "udp.port==4433,quic", "-Y", "quic.long.packet_type == 1",
+                                        "-T", "fields", "-e", "quic.long.packet_type"])
+        let zeroRTTPackets = tshark.stdoutText.split(separator: "\n").flatMap { $0.split(separator: ",") }.filter { $0 == "1" }.count
+        #expect(zeroRTTPackets >= 1, "tshark saw no 0-RTT packet: \(tshark.stderrText)")
+        // Without the early secret, exactly those packets stay closed, and nothing else.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("w25-no-early-\(UUID().uuidString).keys")
+        try Data(keys.split(separator: "\n").filter { !$0.hasPrefix("CLIENT_EARLY_TRAFFIC_SECRET ") }.joined(separator: "\n").utf8)
+            .write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let withoutEarly = try DecodedFixture.read("h3-resume", keyLog: file.path)
+        #expect(withoutEarly.warnings.filter(\.isUndecryptable) == [.undecryptable(level: "0-RTT", packets: zeroRTTPackets)])
+        let decoded = try DecodedFixture.read("h3-resume")
+        #expect(decoded.packetsOpened == withoutEarly.packetsOpened + zeroRTTPackets)
+        // The early requests (GET on stream 0, POST on 4 of the second connection) are in 0-RTT packets only.
+        #expect((decoded.bytes["#1 0>"] ?? 0) > (withoutEarly.bytes["#1 0>"] ?? 0))
+        #expect(decoded.bytes["#1 4>"] != nil && withoutEarly.bytes["#1 4>"] == nil)
+    }
+
+    @Test("a close before the handshake is confirmed: the Handshake packet's APPLICATION_ERROR stand-in gives way to the 1-RTT close")
+    func applicationCloseStandIn() throws {
+        // aioquic's resumed client closes (H3 code 0) before HANDSHAKE_DONE arrives, so it also sends the close in a
+        // Handshake packet as a transport close with APPLICATION_ERROR (RFC 9000 section 10.2.3), coalesced before
+        // the 1-RTT packet that has the real one: that is an ordinary close, not an error.
+        let decoded = try DecodedFixture.read("h3-resume")
+        #expect(!decoded.warnings.contains { if case .closedWithError = $0 { true } else { false } }, "\(decoded.warnings)")
+    }
+
     @Test("without keys the line still says version, server name, ALPN and why: no key log, or none for this connection",
           arguments: ["h3-basic", "h3-v2"])
     func withoutKeys(_ name: String) throws {
@@ -163,7 +248,7 @@ struct QUICFixtureTests {
     }
 
     @Test("live: a followed key log that gets its lines only after the handshake went by gives what offline gives",
-          arguments: ["h3-basic", "h3-keyupdate"])
+          arguments: ["h3-basic", "h3-keyupdate", "h3-chromium"])
     func followedKeyLog(_ name: String) throws {
         let offline = try DecodedFixture.read(name)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("w25q-follow-\(UUID().uuidString).keys")
