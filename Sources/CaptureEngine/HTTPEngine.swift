@@ -149,9 +149,9 @@ private struct ReadLoop {
                 if secrets != nil, let lines = secrets!.newLines() { writer.writeSecrets(lines) }
                 writer.write(packet)
             }
-            if let udp = decoded.udp, quic != nil {
-                quic!.receive(udp, at: packet.timestamp) { quicRouter.route($0) }
-            }
+            // Optional chaining calls `receive` in place: testing `quic != nil` first copied the whole decoder
+            // (its tables retained and released) for every packet, TCP ones too.
+            if let udp = decoded.udp { quic?.receive(udp, at: packet.timestamp) { quicRouter.route($0) } }
         }
         // Two threads: the consumer moves to the pipeline's worker for the loop and comes back before anything
         // else is emitted, so messages on standard error keep their single-threaded order too.

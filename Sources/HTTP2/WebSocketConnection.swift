@@ -3,6 +3,7 @@ import FlowReassembly
 import HTTPDecoding
 import HTTPModel
 import PacketDecoding
+import TLSWire
 
 /// Decodes RFC 6455 frames on both directions of a connection after a 101 to `Upgrade: websocket`: masking
 /// removed, fragments reassembled (bounded), permessage-deflate inflated (context takeover per direction as
@@ -162,24 +163,31 @@ struct DirectionDecoder {
         return 2 + lengthBytes + (masked ? 4 : 0)
     }
 
+    /// A frame header's fields (RFC 6455 5.2), read with the bounds-checked cursor; nil when cut short. A 64-bit
+    /// length beyond `Int.max` (its top bit set, which RFC 6455 forbids) is taken as `Int.max`.
+    static func frameHeader(_ bytes: UnsafeRawBufferPointer) -> (first: UInt8, length: Int, mask: [UInt8]?)? {
+        var cursor = ByteCursor(bytes)
+        guard let first = cursor.u8(), let second = cursor.u8() else { return nil }
+        var length = Int(second & 0x7f)
+        if length == 126 {
+            guard let extended = cursor.u16() else { return nil }
+            length = Int(extended)
+        } else if length == 127 {
+            guard let high = cursor.u32(), let low = cursor.u32() else { return nil }
+            length = Int(exactly: UInt64(high) << 32 | UInt64(low)) ?? Int.max
+        }
+        guard second & 0x80 != 0 else { return (first, length, nil) }
+        guard let key = cursor.take(4) else { return nil }
+        return (first, length, Array(key))
+    }
+
     private mutating func startFrame(at time: Timestamp, _ emit: (Finished) -> Void) {
-        let first = header[0], second = header[1]
+        // `consume` calls this once `header` holds the whole header (`headerLength`).
+        guard let (first, length, frameMask) = header.withUnsafeBytes({ Self.frameHeader($0) }) else { return }
         frameFin = first & 0x80 != 0
         let rsv1 = first & 0x40 != 0
         let opcode = first & 0x0f
-        let base = Int(second & 0x7f)
-        var offset = 2
-        var length = base
-        if base == 126 {
-            length = Int(header[2]) << 8 | Int(header[3])
-            offset = 4
-        } else if base == 127 {
-            length = 0
-            for i in 2..<10 { length = length << 8 | Int(header[i]) }
-            offset = 10
-            if length < 0 { length = Int.max }
-        }
-        mask = second & 0x80 != 0 ? Array(header[offset..<offset + 4]) : nil
+        mask = frameMask
         maskOffset = 0
         header.removeAll(keepingCapacity: true)
         frameIsControl = opcode >= 8

@@ -795,6 +795,9 @@ final class HTTPMessageParser {
         return notHTTP
     }
 
+    /// Whether `takeNotHTTP` has bytes to give.
+    var hasNotHTTP: Bool { notHTTP != nil }
+
     /// After a refused CONNECT: whether the client's next bytes are HTTP. Nil until the first line is whole;
     /// false as soon as a byte of it could not be in a request line (TLS, SSH and other binary protocols show
     /// this in their first byte) or when the whole line is not a request line with a version; at the end (`final`) a printable fragment counts as HTTP, so the usual

@@ -172,23 +172,22 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
                 responseSeenEnd = responseOffset
             }
         }
-        var rest = bytes[...]
+        var read = 0
         // The parser returns early when it found something the connection must act on before it reads on.
-        while !rest.isEmpty && found == nil {
-            let read = bytes.count - rest.count
-            rest = rest.dropFirst(parser.consume(UnsafeRawBufferPointer(rebasing: rest), at: time, offset: offset + read,
-                                                 acknowledged: acknowledged))
+        while read < bytes.count && found == nil {
+            read += parser.consume(UnsafeRawBufferPointer(rebasing: bytes[read...]), at: time, offset: offset + read,
+                                   acknowledged: acknowledged)
             if found != nil { break }
             settle(at: time)
             if parser.isOpaque {
                 // Not HTTP from here on: after a refused CONNECT the client's bytes are counted, else dropped.
-                if direction == .clientToServer, let refusedTunnel, !rest.isEmpty {
-                    _ = refusedTunnel.consume(direction, UnsafeRawBufferPointer(rebasing: rest), at: time)
+                if direction == .clientToServer, let refusedTunnel, read < bytes.count {
+                    _ = refusedTunnel.consume(direction, UnsafeRawBufferPointer(rebasing: bytes[read...]), at: time)
                 }
                 return nil
             }
         }
-        return handover(consumed: bytes.count - rest.count)
+        return handover(consumed: read)
     }
 
     /// Bytes of one direction never seen. One past the end of a message is remembered for pairing: it may have
@@ -224,6 +223,7 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
     /// What a parser found that the connection acts on now that the parser's call has returned: a refusal releases
     /// the client's held bytes; bytes after a refused CONNECT that are not HTTP go to a tunnel of their own.
     private func settle(at time: Timestamp) {
+        guard refusal != nil || requestParser.hasNotHTTP else { return }  // nearly always: nothing to act on
         switch refusal {
         case .upgrade?:
             refusal = nil
@@ -271,7 +271,7 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
            request.start > start {
             start = request.start
         }
-        let message = MessageInProgress(head: head, headSize: headSize, start: start, warnings: warnings + head.anomalies,
+        let message = MessageInProgress(head: head, headSize: headSize, start: start, warnings: warnings.isEmpty ? head.anomalies : warnings + head.anomalies,
                                         limits: limits, budget: budget)
         message.streamOffset = parser.headOffset
         message.acknowledged = parser.headAcknowledged

@@ -19,7 +19,7 @@ struct RecordProtection {
         /// The tag or MAC did not verify (wrong key, or corrupted bytes).
         case authenticationFailed
         /// The record is too short or misshapen for this cipher.
-        case malformed(String)
+        case malformed(MalformedRecord)
     }
 
     let suite: CipherSuite
@@ -114,7 +114,7 @@ struct RecordProtection {
     private func open13(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer,
                         into plaintext: inout [UInt8]) -> Outcome {
         guard fragment.count >= Self.tagLength + 1 else {
-            return .malformed("\(fragment.count) bytes is too short for a TLS 1.3 record (needs at least 17)")
+            return .malformed(.tooShort(length: fragment.count, needs: Self.tagLength + 1, scheme: "TLS 1.3"))
         }
         var header = ShortBytes()
         header.appendHeader(type: type, version: version, length: fragment.count)
@@ -126,7 +126,7 @@ struct RecordProtection {
         }
         // TLSInnerPlaintext: content, the real type, then zero padding.
         guard let typeIndex = plaintext.lastIndex(where: { $0 != 0 }) else {
-            return .malformed("decrypted TLS 1.3 record has no content type (all padding)")
+            return .malformed(.allPadding)
         }
         return .plaintext(contentType: plaintext[typeIndex], bytes: plaintext[..<typeIndex])
     }
@@ -142,7 +142,8 @@ struct RecordProtection {
                             into plaintext: inout [UInt8]) -> Outcome {
         let explicitNonce = iv.count == 4 ? 8 : 0
         guard fragment.count >= explicitNonce + Self.tagLength else {
-            return .malformed("\(fragment.count) bytes is too short for a TLS 1.2 AEAD record (needs \(explicitNonce + Self.tagLength))")
+            return .malformed(.tooShort(length: fragment.count, needs: explicitNonce + Self.tagLength,
+                                        scheme: "TLS 1.2 AEAD"))
         }
         var nonce: ShortBytes
         if explicitNonce > 0 {
@@ -183,11 +184,11 @@ struct RecordProtection {
 
     private func openCBC(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer, encryptThenMAC: Bool,
                          into decrypted: inout [UInt8]) -> Outcome {
-        guard case .aesCBC(_, let hash) = suite.protection else { return .malformed("not a CBC suite") }
+        guard case .aesCBC(_, let hash) = suite.protection else { return .malformed(.notCBCSuite) }
         let macLength = hash.length
         let blocksEnd = encryptThenMAC ? fragment.count - macLength : fragment.count
         guard blocksEnd >= 32, (blocksEnd - 16) % 16 == 0 else {
-            return .malformed("\(fragment.count) bytes is not an IV plus whole AES blocks\(encryptThenMAC ? " plus a MAC" : "")")
+            return .malformed(.notWholeBlocks(length: fragment.count, withMAC: encryptThenMAC))
         }
         if encryptThenMAC {
             let expected = mac(additionalData12(type: type, version: version, length: blocksEnd),

@@ -15,7 +15,7 @@ public enum TLSConnectionWarning: ConnectionWarning {
     /// A record's authentication tag or MAC did not verify.
     case authenticationFailed(StreamDirection, offset: Int, length: Int)
     /// A record decrypted but its contents were not well formed.
-    case malformedRecord(StreamDirection, offset: Int, reason: String)
+    case malformedRecord(StreamDirection, offset: Int, reason: MalformedRecord)
     /// A key log line that was not understood.
     case keyLog(TLSKeyLog.Warning)
 
@@ -49,6 +49,31 @@ public enum TLSConnectionWarning: ConnectionWarning {
             "TLS \(direction.label) record at stream offset \(offset): \(reason); skipped"
         case .keyLog(let warning):
             warning.description
+        }
+    }
+}
+
+/// Why a record that was read whole could not be opened, apart from its authentication.
+public enum MalformedRecord: Sendable, Hashable, CustomStringConvertible {
+    /// Fewer bytes than the cipher's nonce, tag and content type take.
+    case tooShort(length: Int, needs: Int, scheme: String)
+    /// A TLS 1.3 record that decrypted to zeros only: no content type.
+    case allPadding
+    /// CBC opening asked of a suite that is not CBC.
+    case notCBCSuite
+    /// A CBC record that is not an IV plus whole AES blocks (plus a MAC with encrypt-then-MAC).
+    case notWholeBlocks(length: Int, withMAC: Bool)
+
+    public var description: String {
+        switch self {
+        case .tooShort(let length, let needs, let scheme):
+            "\(length) bytes is too short for a \(scheme) record (needs at least \(needs))"
+        case .allPadding:
+            "decrypted TLS 1.3 record has no content type (all padding)"
+        case .notCBCSuite:
+            "not a CBC suite"
+        case .notWholeBlocks(let length, let withMAC):
+            "\(length) bytes is not an IV plus whole AES blocks\(withMAC ? " plus a MAC" : "")"
         }
     }
 }

@@ -337,6 +337,23 @@ struct WebSocketDecoderTests {
         }
         #expect(texts == ["hello", "hello"])
     }
+
+    @Test("frame headers: 7-bit, 16-bit and 64-bit lengths, the mask key, and nil when cut short")
+    func frameHeaders() {
+        func header(_ bytes: [UInt8]) -> (first: UInt8, length: Int, mask: [UInt8]?)? {
+            bytes.withUnsafeBytes { DirectionDecoder.frameHeader($0) }
+        }
+        #expect(header([0x81, 0x05])?.length == 5)
+        #expect(header([0x81, 0x05])?.mask == nil)
+        #expect(header([0x82, 0xfe, 0x01, 0x00, 9, 8, 7, 6])?.length == 256)
+        #expect(header([0x82, 0xfe, 0x01, 0x00, 9, 8, 7, 6])?.mask == [9, 8, 7, 6])
+        #expect(header([0x02, 0x7f, 0, 0, 0, 1, 0, 0, 0, 0])?.length == 1 << 32)
+        // A 64-bit length with its top bit set (forbidden) is as long as can be, not negative.
+        #expect(header([0x02, 0x7f, 0x80, 0, 0, 0, 0, 0, 0, 0])?.length == Int.max)
+        #expect(header([0x02, 0x7f, 0, 0, 0, 1]) == nil)
+        #expect(header([0x82, 0x85, 1, 2]) == nil)
+        #expect(header([0x81]) == nil)
+    }
 }
 
 /// A small deterministic generator (xorshift64*) so hostile-input runs are repeatable.

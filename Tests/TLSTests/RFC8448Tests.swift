@@ -130,6 +130,24 @@ enum RFC8448 {
         #expect(harness.inner.warnings.contains { $0.contains("server→client record at stream offset 1001") })
     }
 
+    @Test func recordTooShortForItsCipherIsAMalformedRecordWarning() throws {
+        var warnings: [TLSKeyLog.Warning] = []
+        let harness = Harness(keyLog: TLSKeyLog(text: RFC8448.keyLog(), warnings: &warnings))
+        harness.send(.clientToServer, RFC8448.clientHelloRecord)
+        let before = RFC8448.serverHelloRecord + RFC8448.serverFlightRecord
+        harness.send(.serverToClient, before)
+        harness.send(.clientToServer, RFC8448.clientFinishedRecord + RFC8448.clientDataRecord)
+        // Application data of 10 bytes: less than a TLS 1.3 tag and content type (17).
+        harness.send(.serverToClient, RFC8448.ticketRecord + [0x17, 0x03, 0x03, 0x00, 0x0a] + [UInt8](repeating: 0x42, count: 10))
+        harness.close()
+        let expected = TLSConnectionWarning.malformedRecord(
+            .serverToClient, offset: before.count + RFC8448.ticketRecord.count,
+            reason: .tooShort(length: 10, needs: 17, scheme: "TLS 1.3"))
+        #expect(harness.inner.warningValues.contains { $0.value as? TLSConnectionWarning == expected },
+                "\(harness.inner.warnings)")
+        #expect(expected.description.contains("10 bytes is too short for a TLS 1.3 record (needs at least 17)"))
+    }
+
     @Test func recordsThatAreNotTLSStopTheDirection() {
         var warnings: [TLSKeyLog.Warning] = []
         let harness = Harness(keyLog: TLSKeyLog(text: RFC8448.keyLog(), warnings: &warnings))
