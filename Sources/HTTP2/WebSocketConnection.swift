@@ -20,7 +20,7 @@ final class WebSocketConnection: ConnectionHandler {
         let accepted = handshake.response?.headers.tokens("sec-websocket-extensions") ?? []
         let extensions = (handshake.response?.headers.values("sec-websocket-extensions") ?? []).joined(separator: ",").lowercased()
         let deflate = accepted.contains { $0.hasPrefix("permessage-deflate") }
-        let keep = max(context.limits.bodyKeepBytes, 1024)
+        let keep = max(context.limits.bodyKeepBytes, WebSocketMessage.textPrefixBytes)
         directions = [
             DirectionDecoder(direction: .clientToServer, deflate: deflate,
                              contextTakeover: !extensions.contains("client_no_context_takeover"), keepBytes: keep,

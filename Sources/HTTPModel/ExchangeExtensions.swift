@@ -136,7 +136,7 @@ public struct WebSocketMessage: Sendable, Hashable {
     /// Bytes of the message after unmasking and inflating.
     public var size: Int
     public var sha256: String
-    /// The first bytes, up to the decoder's keep limit.
+    /// The first bytes, up to the decoder's keep limit (never fewer than `textPrefixBytes`).
     public var kept: [UInt8]
     /// Frames the message came in (1 when not fragmented).
     public var frames: Int
@@ -148,6 +148,17 @@ public struct WebSocketMessage: Sendable, Hashable {
     /// When the first frame was captured.
     public var time: Timestamp
     public var warnings: [HTTPWarning]
+
+    /// Bytes of a text message that `--json` prints as its `text` (and the live view shows): a fixed length, so a
+    /// record is the same whatever else the run keeps bodies for (`--har`, `-v`, `--ui`).
+    public static let textPrefixBytes = 1024
+
+    /// The start of a text message as `--json` prints it, and whether the message is longer; nil for other kinds.
+    public var textPrefix: (text: String, partial: Bool)? {
+        guard kind == .text else { return nil }
+        let shown = kept.prefix(Self.textPrefixBytes)
+        return (String(decoding: shown, as: UTF8.self), shown.count < size)
+    }
 
     public init(connection: ConnectionID, client: Endpoint, server: Endpoint, direction: StreamDirection, kind: Kind,
                 opcode: UInt8, size: Int, sha256: String, kept: [UInt8], frames: Int, compressed: Bool,

@@ -144,6 +144,14 @@ public struct ProfileCatalog: Sendable {
                                        problem: "names \"\(profile.name)\", which has steps of its own; expected a profile with "
                                        + "settings (schedules do not nest: list its steps here instead)")
             }
+            // A schedule runs on an interface, where nothing answers DNS for TapKit: its DNS faults would silently not be.
+            if let dns = profile.faults?.dns {
+                throw ProfileFileError(file: file, field: field,
+                                       problem: "names \"\(profile.name)\", whose DNS faults (faults.dns: "
+                                       + dns.map(\.description).joined(separator: ", ") + ") work in `condition run` only, "
+                                       + "where TapKit answers the command's DNS; a schedule changes an interface. Expected a "
+                                       + "profile without faults.dns (copy it without them for this schedule)")
+            }
             return (profile, step.seconds)
         }
     }

@@ -136,9 +136,19 @@ public enum SandboxConditioning {
         for command in try applyPlan(profile, to: identity) { try runner.check(command) }
     }
 
-    /// Applies `profile` to a fresh sandbox and records it there, so `apply --sandbox` can switch it later.
+    /// What the veth pair carries of `profile`: all of it, but the DNS delay where `condition run`'s DNS forwarder
+    /// holds the queries itself (`SandboxRecord.answersDNS`), which needs no netem.
+    public static func treeProfile(_ profile: Profile, answersDNS: Bool?) -> Profile {
+        guard answersDNS == true else { return profile }
+        var profile = profile
+        profile.dnsDelayMicroseconds = 0
+        return profile
+    }
+
+    /// Applies `profile` to a fresh sandbox and records it there, so `apply --sandbox` can switch it later (the
+    /// record keeps the whole profile; the forwarder, if there is one, reads its DNS delay from there).
     public static func apply(_ profile: Profile, to sandbox: RunningSandbox, runner: any CommandRunner) throws {
-        try apply(profile, to: sandbox.identity, runner: runner)
+        try apply(treeProfile(profile, answersDNS: sandbox.record.answersDNS), to: sandbox.identity, runner: runner)
         try sandbox.update {
             $0.profile = profile.name
             $0.conditions = SandboxConditions(profile).recordText
@@ -153,11 +163,13 @@ public enum SandboxConditioning {
             guard var record = registry.record(id: id), record.ownerIsAlive else {
                 throw SandboxError.unknownSandbox(id)
             }
-            if profile.needsNetem && !netemAvailable(in: record.identity, runner: runner) {
+            let new = treeProfile(profile, answersDNS: record.answersDNS)
+            if new.needsNetem && !netemAvailable(in: record.identity, runner: runner) {
                 throw SandboxNetemUnavailableError(profile: profile.name)
             }
-            let old = SandboxConditions(recordText: record.conditions)?.profile ?? Profile(name: record.profile)
-            for command in try switchPlan(from: old, to: profile, on: record.identity) { try runner.check(command) }
+            let old = treeProfile(SandboxConditions(recordText: record.conditions)?.profile ?? Profile(name: record.profile),
+                                  answersDNS: record.answersDNS)
+            for command in try switchPlan(from: old, to: new, on: record.identity) { try runner.check(command) }
             record.profile = profile.name
             record.conditions = SandboxConditions(profile).recordText
             try registry.save(record)

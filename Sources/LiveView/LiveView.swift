@@ -9,7 +9,7 @@ import PacketDecoding
 /// `handle` and `observe` are called on the engine's threads and only take a lock to add to the store; the server
 /// reads the store on its own threads.
 public final class LiveView: Sendable {
-    public let store: ExchangeStore
+    public let store: RecordStore
     public let conditioner: ConditionerPanel
     public let server: LiveViewServer
     private let include: @Sendable (HTTPExchange) -> Bool
@@ -22,7 +22,7 @@ public final class LiveView: Sendable {
     public init(binding: LiveViewBinding, source: LiveViewSource, limits: LiveViewLimits = LiveViewLimits(),
                 conditioner: ConditionerPanel, token: LiveViewToken = LiveViewToken(),
                 include: @escaping @Sendable (HTTPExchange) -> Bool = { _ in true }) throws {
-        store = ExchangeStore(limits: limits)
+        store = RecordStore(limits: limits)
         self.conditioner = conditioner
         self.include = include
         let ended = NIOLockedValueBox(false)
@@ -58,8 +58,7 @@ public final class LiveView: Sendable {
 
     /// One decoded packet, for the throughput timeline.
     public func observe(_ packet: DecodedPacket) {
-        guard let traffic = ThroughputBuckets.traffic(of: packet) else { return }
-        store.addTraffic(traffic.bytes, up: traffic.up, at: packet.timestamp)
+        store.addTraffic(of: packet)
     }
 
     /// The source has been read to its end (a file, or the command ended): the page is told.

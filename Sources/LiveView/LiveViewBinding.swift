@@ -16,9 +16,14 @@ public struct LiveViewBinding: Sendable, Equatable {
         self.portIsDefault = portIsDefault
     }
 
-    /// `ADDR:PORT`, `[V6]:PORT`, `ADDR`, `:PORT` or `PORT`; nil when it is none of these.
+    /// What a bare `--ui` becomes before parsing (ArgumentParser takes no empty value): the default address, with
+    /// the fallback ports.
+    public static let defaultSpelling = "default"
+
+    /// `ADDR:PORT`, `[V6]:PORT`, `ADDR`, `:PORT`, `PORT`, or `default` (or nothing) for the default address; nil when
+    /// it is none of these.
     public init?(parsing text: String) {
-        if text.isEmpty { self.init(); return }
+        if text.isEmpty || text == Self.defaultSpelling { self.init(); return }
         if text.allSatisfy(\.isASCIIDigit) {
             guard let port = Int(text), port <= 65535 else { return nil }
             self.init(port: port, portIsDefault: false)

@@ -6,13 +6,13 @@ public struct LiveViewLimits: Sendable, Equatable {
     public var bodyBytes = 1 << 20
     /// Decoded bytes kept over all bodies together (default 256 MiB); past it later bodies are not kept.
     public var sessionBodyBytes = 256 << 20
-    /// Exchanges held (default 200,000); past it the oldest are dropped, bodies and all.
+    /// Records held (exchanges, TLS sessions and WebSocket messages; default 200,000); past it the oldest are
+    /// dropped, bodies and all.
     public var exchanges = 200_000
-    /// Exchanges per `/api/exchanges` answer (default 2,000).
+    /// Records per `/api/exchanges` answer (default 2,000).
     public var pageSize = 2_000
-    /// WebSocket messages held per connection (default 1,000); past it the oldest are dropped.
-    public var webSocketMessagesPerConnection = 1_000
-    /// Connections whose TLS facts or WebSocket messages are held (default 10,000; oldest forgotten first).
+    /// Connections whose TLS facts, WebSocket upgrade or handshake (the timeline's directions) are remembered
+    /// (default 10,000; oldest forgotten first).
     public var connections = 10_000
     /// Throughput buckets (default 3,600): past it neighbouring buckets are merged and the bucket doubles.
     public var throughputBuckets = 3_600

@@ -6,14 +6,14 @@ import Reports
 /// calls this directly.
 public struct LiveViewRouter: Sendable {
     public let requestGuard: RequestGuard
-    public let store: ExchangeStore
+    public let store: RecordStore
     public let source: LiveViewSource
     public let started: Date
     public let conditioner: ConditionerPanel
     /// Set once the source has been read to its end (a file, a command that ended).
     let ended: @Sendable () -> Bool
 
-    public init(requestGuard: RequestGuard, store: ExchangeStore, source: LiveViewSource, started: Date,
+    public init(requestGuard: RequestGuard, store: RecordStore, source: LiveViewSource, started: Date,
                 conditioner: ConditionerPanel, ended: @escaping @Sendable () -> Bool = { false }) {
         self.requestGuard = requestGuard
         self.store = store

@@ -8,26 +8,12 @@ public struct ThroughputBuckets: Sendable, Equatable {
     public private(set) var bucketSeconds: Int64 = 1
     /// Capture time of the first bucket's start (whole seconds); nil before the first packet.
     public private(set) var start: Int64?
-    /// Client to server bytes per bucket (packets whose source port is above their destination port: clients use
-    /// ephemeral ports, servers well-known ones).
+    /// Client to server bytes per bucket (`TrafficDirections` says which way a packet goes).
     public private(set) var up: [Int] = []
     public private(set) var down: [Int] = []
     let limit: Int
 
     public init(limit: Int) { self.limit = max(limit, 2) }
-
-    /// Direction and wire length of a decoded packet; nil for what is neither TCP nor UDP.
-    public static func traffic(of packet: DecodedPacket) -> (up: Bool, bytes: Int)? {
-        let ports: (UInt16, UInt16)
-        if let tcp = packet.tcp {
-            ports = (tcp.source.port, tcp.destination.port)
-        } else if let udp = packet.udp {
-            ports = (udp.source.port, udp.destination.port)
-        } else {
-            return nil
-        }
-        return (ports.0 > ports.1, packet.originalLength)
-    }
 
     /// Adds `bytes` at `time`; returns the buckets that closed (a later bucket was started), for the live push.
     @discardableResult

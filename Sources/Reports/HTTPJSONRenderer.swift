@@ -164,8 +164,9 @@ public enum HTTPJSONRenderer {
         json.append(","); json.key("size"); json.number(message.size)
         json.append(","); json.key("sha256"); json.string(message.sha256)
         json.append(","); json.key("text")
-        if message.kind == .text { json.string(String(decoding: message.kept, as: UTF8.self)) } else { json.null() }
-        json.append(","); json.key("text_is_partial"); json.bool(message.kind == .text && message.kept.count < message.size)
+        let text = message.textPrefix
+        if let text { json.string(text.text) } else { json.null() }
+        json.append(","); json.key("text_is_partial"); json.bool(text?.partial ?? false)
         json.append(","); json.key("frames"); json.number(message.frames)
         json.append(","); json.key("compressed"); json.bool(message.compressed)
         json.append(","); json.key("close_code")

@@ -6,12 +6,17 @@ extension RunningSandbox {
     /// address, the command's UDP and TCP port 53 to the host end sent to it (two rules at the top of the sandbox's
     /// nft prerouting chain, gone with the table), and the sandbox's resolv.conf pointing at the host end alone.
     /// Call before the command starts (`ip netns exec` mounts the resolver file when it starts the command). The
-    /// forwarder lives in this process: stop it after the command ends.
-    public func answerDNS(faults: [DNSFault], runner: any CommandRunner) throws -> SandboxDNSForwarder {
+    /// forwarder lives in this process: stop it after the command ends. `dnsDelay` (milliseconds), asked at each
+    /// query, holds every query and answer that long on top of any fault (the profile's DNS delay, which may change
+    /// with a switch); the record says the forwarder is there, so the conditioner leaves that delay to it.
+    public func answerDNS(faults: [DNSFault], dnsDelay: @escaping @Sendable () -> UInt64 = { 0 },
+                          runner: any CommandRunner) throws -> SandboxDNSForwarder {
         let identity = identity
         let forwarder = try SandboxDNSForwarder(address: identity.hostIPv4, faults: faults,
-                                                upstreams: SandboxResolverConfiguration.nameServers(in: hostResolvConf))
+                                                upstreams: SandboxResolverConfiguration.nameServers(in: hostResolvConf),
+                                                countsFile: registry.dnsCountsFile(id: identity.id), dnsDelay: dnsDelay)
         do {
+            try update { $0.answersDNS = true }
             for command in SandboxNetworkPlan.dnsForwarderCommands(identity, port: forwarder.port) { try runner.check(command) }
             let resolver = SandboxResolverConfiguration(hostResolvConf: hostResolvConf, hostAddress: identity.hostIPv4,
                                                         forwarder: true)

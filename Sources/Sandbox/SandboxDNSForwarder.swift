@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// What the forwarder did with the queries it got, by outcome.
-public struct DNSForwarderCounts: Sendable, Equatable {
+public struct DNSForwarderCounts: Sendable, Equatable, Codable {
     public var nxdomain = 0
     public var servfail = 0
     public var refused = 0
@@ -46,11 +46,19 @@ public final class SandboxDNSForwarder: @unchecked Sendable {
     private var workers = 0
     private var stopped = false
     private var listeners: [JoinableThread] = []
+    /// Where the counts are kept for other processes (`condition sandboxes`), rewritten on every change.
+    private let countsFile: URL?
+    private let publishing = NSLock()
+    /// Milliseconds every query is held before it is handled (the profile's DNS delay), asked at each query.
+    private let dnsDelay: @Sendable () -> UInt64
 
     /// Listens on UDP and TCP `address`, at a port the kernel picks (the same for both).
-    public init(address: String, faults: [DNSFault], upstreams: [String]) throws {
+    public init(address: String, faults: [DNSFault], upstreams: [String], countsFile: URL? = nil,
+                dnsDelay: @escaping @Sendable () -> UInt64 = { 0 }) throws {
         self.address = address
         self.faults = faults
+        self.countsFile = countsFile
+        self.dnsDelay = dnsDelay
         self.upstreams = upstreams.compactMap { IPEndpoint($0, port: 53) }
         var bound: (udp: Int32, tcp: Int32, port: UInt16)?
         var lastError: Error?
@@ -60,6 +68,7 @@ public final class SandboxDNSForwarder: @unchecked Sendable {
         }
         guard let bound else { throw lastError ?? SystemCallError(call: "bind", errno: EADDRINUSE, subject: address) }
         (udp, tcp, port) = bound
+        publish()
         listeners.append(try JoinableThread { [self] in serveUDP() })
         listeners.append(try JoinableThread { [self] in acceptTCP() })
     }
@@ -111,7 +120,19 @@ public final class SandboxDNSForwarder: @unchecked Sendable {
         close(tcp)
     }
 
-    private func count(_ change: (inout DNSForwarderCounts) -> Void) { lock.withLock { change(&counts) } }
+    private func count(_ change: (inout DNSForwarderCounts) -> Void) {
+        lock.withLock { change(&counts) }
+        publish()
+    }
+
+    /// Writes the counts as they are now; one writer at a time, each taking the counts inside, so the last write
+    /// holds the latest.
+    private func publish() {
+        guard let countsFile else { return }
+        publishing.withLock {
+            if let data = try? JSONEncoder().encode(counters) { try? data.write(to: countsFile, options: .atomic) }
+        }
+    }
 
     /// Runs `work` on a thread of its own unless `maximumWorkers` are busy (then counts a loss).
     private func startWorker(_ work: @escaping @Sendable () -> Void) -> Bool {
@@ -153,12 +174,18 @@ public final class SandboxDNSForwarder: @unchecked Sendable {
             guard received > 0 else { continue }
             let query = Array(buffer[0..<received])
             let from = IPEndpoint(storage: client, length: length)
+            let held = dnsDelay()
             switch decide(query) {
-            case .answer(let answer): sendUDP(answer, to: from)
+            case .answer(let answer) where held == 0: sendUDP(answer, to: from)
+            case .answer(let answer):
+                _ = startWorker { [self] in
+                    Self.hold(held)
+                    sendUDP(answer, to: from)
+                }
             case .drop: break
             case .forward(let delay):
                 _ = startWorker { [self] in
-                    if delay > 0 { usleep(UInt32(delay * 1000)) }
+                    Self.hold(held + delay)
                     if let answer = exchangeUDP(query) { sendUDP(answer, to: from) }
                 }
             }
@@ -216,14 +243,23 @@ public final class SandboxDNSForwarder: @unchecked Sendable {
         defer { close(connection) }
         Self.setTimeout(connection, seconds: Self.tcpIdleTimeout)
         while let query = Self.readMessage(connection) {
+            let held = dnsDelay()
             switch decide(query) {
-            case .answer(let answer): guard Self.writeMessage(answer, to: connection) else { return }
+            case .answer(let answer):
+                Self.hold(held)
+                guard Self.writeMessage(answer, to: connection) else { return }
             case .drop: continue // the client's resolver gives up on its own clock
             case .forward(let delay):
-                if delay > 0 { usleep(UInt32(delay * 1000)) }
+                Self.hold(held + delay)
                 guard let answer = exchangeTCP(query), Self.writeMessage(answer, to: connection) else { return }
             }
         }
+    }
+
+    /// Sleeps `milliseconds` (at most a minute: a fault's delay is at most that, and so is a sane DNS delay).
+    static func hold(_ milliseconds: UInt64) {
+        guard milliseconds > 0 else { return }
+        usleep(UInt32(min(milliseconds, 60_000) * 1000))
     }
 
     private func exchangeTCP(_ query: [UInt8]) -> [UInt8]? {

@@ -24,6 +24,9 @@ public struct SandboxRecord: Codable, Sendable, Equatable {
     public var conditions: String?
     /// Files private to this sandbox (the TLS key log), removed with it.
     public var scratchDirectory: String?
+    /// Whether `condition run`'s DNS forwarder answers the command's DNS: it then also holds each query for the
+    /// profile's DNS delay, in place of netem (nil in records of earlier versions: no).
+    public var answersDNS: Bool?
 
     public init(identity: SandboxIdentity, profile: String, command: [String], since: Date = Date(),
                 ownerPID: Int32, ownerStartTime: UInt64?, childPID: Int32? = nil, capturePIDs: [Int32] = [],
@@ -97,6 +100,15 @@ public struct SandboxRegistry: Sendable {
 
     public func remove(id: String) {
         try? FileManager.default.removeItem(at: path(for: id))
+        try? FileManager.default.removeItem(at: dnsCountsFile(id: id))
+    }
+
+    /// Where a sandbox's DNS forwarder keeps its counts (beside the record, not `.json`, so not read as one).
+    public func dnsCountsFile(id: String) -> URL { directory.appendingPathComponent("\(id).dns-counts") }
+
+    /// A sandbox's DNS forwarder's counts, nil when it has none (no DNS faults).
+    public func dnsCounts(id: String) -> DNSForwarderCounts? {
+        FileManager.default.contents(atPath: dnsCountsFile(id: id).path).flatMap { try? JSONDecoder().decode(DNSForwarderCounts.self, from: $0) }
     }
 
     /// A fresh id and the lowest slot neither used by a recorded sandbox nor overlapping `hostPrefixes`

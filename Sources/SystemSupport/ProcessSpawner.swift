@@ -130,6 +130,24 @@ public enum ProcessSpawner {
                               stderr: errPipe[0] >= 0 ? errPipe[0] : nil, stdin: inPipe[1] >= 0 ? inPipe[1] : nil)
     }
 
+    /// Replaces this process with `argv` (looked up on PATH when it has no slash), as a shell's `exec` does: the same
+    /// pid, terminal and process group, so the new program gets Ctrl-C and its exit status is ours. As with `spawn`,
+    /// only standard input, output and error are passed on, and it starts with default signal dispositions and
+    /// nothing blocked. Returns only by throwing `SystemCallError` (call "execvp").
+    public static func replaceProcess(with argv: [String]) throws(SystemCallError) -> Never {
+        precondition(!argv.isEmpty, "exec needs a program")
+        ProcessTable.markDescriptorsCloseOnExec()
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD] { Glibc.signal(signal, SIG_DFL) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        pthread_sigmask(SIG_SETMASK, &empty, nil)
+        let cArguments = argv.map { strdup($0) } + [nil]
+        execvp(argv[0], cArguments)
+        let code = errno
+        cArguments.forEach { free($0) }
+        throw SystemCallError(call: "execvp", errno: code, subject: argv[0])
+    }
+
     /// Runs `argv` to completion with standard input from /dev/null and returns how it ended with everything it
     /// printed (`captureOutput` false sends its output to /dev/null instead).
     public static func run(_ argv: [String], captureOutput: Bool = true) throws(SystemCallError)

@@ -233,7 +233,17 @@ struct CaptureCommand: ParsableCommand {
         do {
             try captureInMode(handle: handle, decoder: decoder, command: command, secrets: secrets, liveView: liveView)
         } catch {
-            if commandView == nil, let liveView { stopLiveView(liveView) }
+            if commandView == nil, let liveView {
+                if let error = error as? CaptureError, source.readFile != nil, session?.interrupted != true {
+                    // A file broken part-way: the terminal showed what was read before the damage, and the view keeps
+                    // it up for browsing too. The error is said first; the exit status stays the error's.
+                    printError(error.description)
+                    session?.finish()
+                    serveUntilStopped(liveView)
+                    throw ExitCode(1)
+                }
+                stopLiveView(liveView)
+            }
             throw error
         }
         // A file read to its end stays up for browsing; a live capture, or a file whose reading was interrupted,

@@ -18,8 +18,8 @@ func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOpt
     // The live view keeps up to its per-body limit (that of HAR, so its HAR download equals --har's file).
     options.limits.bodyKeepBytes = max(http.verbose && !output.json ? http.bodyLimit : 0, http.harFile != nil ? 1 << 20 : 0,
                                        liveView?.store.limits.bodyBytes ?? 0)
-    // Body hashes are shown only in JSON.
-    options.limits.hashBodies = output.json
+    // Body hashes are shown in JSON and in the live view (whose records are `--json`'s).
+    options.limits.hashBodies = output.json || liveView != nil
     options.keys = keys
     options.pipeline = http.pipelinePolicy(handle: handle, readFile: source.readFile, output: output)
     options.packetLimit = source.count

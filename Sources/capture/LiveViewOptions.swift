@@ -6,8 +6,8 @@ import Sandbox
 import SystemSupport
 
 /// `--ui [ADDR:PORT]`: the live view in the browser (docs/liveview.md). ArgumentParser has no option whose value
-/// may be left out, so `LiveViewOptions.normalize` turns `--ui` into `--ui=` (the default address) or, when an
-/// address follows, `--ui=ADDR:PORT`, before parsing.
+/// may be left out (nor takes an empty one), so `LiveViewOptions.normalize` turns `--ui` into `--ui=default` (the
+/// default address) or, when an address follows, `--ui=ADDR:PORT`, before parsing.
 struct LiveViewOptions: ParsableArguments {
     @Option(name: .customLong("ui"), help: ArgumentHelp(
         "Serve a live view of the exchanges (and the conditioner's panel) to a browser on this address "
@@ -27,7 +27,7 @@ struct LiveViewOptions: ParsableArguments {
         }
     }
 
-    /// `--ui` with no address becomes `--ui=`; `--ui ADDR:PORT` becomes `--ui=ADDR:PORT`; `--http` is added when
+    /// `--ui` with no address becomes `--ui=default`; `--ui ADDR:PORT` becomes `--ui=ADDR:PORT`; `--http` is added when
     /// missing, since the view shows the HTTP engine's exchanges.
     static func normalize(_ arguments: [String]) -> [String] {
         guard let position = arguments.firstIndex(of: "--ui") else {
@@ -38,11 +38,11 @@ struct LiveViewOptions: ParsableArguments {
         }
         var result = Array(arguments[..<position])
         var rest = Array(arguments[(position + 1)...])
-        if let next = rest.first, !next.hasPrefix("-"), looksLikeAddress(next) {
+        if let next = rest.first, !next.hasPrefix("-"), !next.isEmpty, looksLikeAddress(next) {
             result.append("--ui=\(next)")
             rest.removeFirst()
         } else {
-            result.append("--ui=")
+            result.append("--ui=\(LiveViewBinding.defaultSpelling)")
         }
         result += rest
         if !result.contains("--http") { result.append("--http") }

@@ -363,11 +363,16 @@ struct Status: ParsableCommand {
             return
         }
         // Sandboxes are conditioned on their own veth pairs, which status does not list: say where they are.
-        let sandboxes = ConditionEnvironment.registry.records().filter(\.ownerIsAlive).count
+        let running = ConditionEnvironment.registry.records().filter(\.ownerIsAlive)
+        let sandboxes = running.count
         defer {
             if sandboxes > 0 {
                 print("\(sandboxes) sandbox\(sandboxes == 1 ? " is" : "es are") running (condition run); "
                       + "`condition sandboxes` lists them and their profiles.")
+            }
+            for record in running {
+                guard let counts = SandboxesCommand.dnsCounts(record.identity.id) else { continue }
+                print("  sandbox \(record.identity.id) (\(record.identity.hostInterface)): DNS queries: " + RunCommand.describe(counts))
             }
         }
         if statuses.isEmpty {

@@ -24,7 +24,7 @@ struct Condition: AsyncParsableCommand {
     static func main() async {
         // The detached watchdog of a sandbox `run` made, started as Sandbox starts it (as `capture -- COMMAND`'s).
         if SandboxWatchdog.runIfAsked(Array(CommandLine.arguments.dropFirst())) { return }
-        await main(nil)
+        await main(RunCommand.normalizeUI(Array(CommandLine.arguments.dropFirst())))
     }
 }
 

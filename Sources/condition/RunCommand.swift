@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LinkConditioner
 import Sandbox
+import SystemSupport
 
 /// `condition run PROFILE -- COMMAND [ARGS...]`: one command in its own conditioned network namespace.
 struct RunCommand: ParsableCommand {
@@ -21,6 +22,7 @@ struct RunCommand: ParsableCommand {
               sudo condition run 3G -- curl -O http://example.com/big.iso
               sudo condition run "Cable Modem" --capture app.pcap --http -- ./integration-tests
               sudo condition run --reset-after-bytes 100000 -- python3 download.py
+              sudo condition run "Slow Net" --ui -- ./integration-tests
 
             Exit status: the command's; 128+N when a signal N killed it; 127 when the command is not found, \
             126 when it cannot be executed (as shells do); 125 when the sandbox could not be made.
@@ -46,6 +48,12 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .customLong("no-quic"), help: "Reject the command's UDP to port 443 so QUIC clients fall back to TCP (HTTP/1.1, h2).")
     var noQUIC = false
 
+    @Option(name: .customLong("ui"), help: ArgumentHelp(
+        "Serve the live view of the command's exchanges, with the conditioner's panel starting at PROFILE, on this "
+            + "address (default 127.0.0.1:8383 or the next free port): `capture --profile PROFILE --ui -- COMMAND` "
+            + "takes over (docs/liveview.md). Implies --http; not with fault flags.", valueName: "[addr:port]"))
+    var ui: String?
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command to run, after --.", valueName: "COMMAND"))
     var command: [String] = []
 
@@ -57,7 +65,16 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("name a profile (see `condition list`) or give a fault flag such as --refuse reset: "
                                   + "condition run PROFILE -- COMMAND [ARGS...]")
         }
-        if json && !http { throw ValidationError("--json prints the exchanges of --http: add --http.") }
+        if json && !http && ui == nil { throw ValidationError("--json prints the exchanges of --http: add --http.") }
+        if ui != nil {
+            if profile == nil {
+                throw ValidationError("--ui needs a profile for the panel to start at: condition run PROFILE --ui -- COMMAND")
+            }
+            if faults.given {
+                throw ValidationError("--ui hands the command to `capture --profile PROFILE --ui`, whose panel switches whole "
+                                      + "profiles: put the faults in a profile file (--profiles DIR) and name it, or leave --ui out.")
+            }
+        }
         if let captureFile {
             let directory = URL(fileURLWithPath: captureFile).standardizedFileURL.deletingLastPathComponent().path
             var isDirectory: ObjCBool = false
@@ -88,6 +105,7 @@ struct RunCommand: ParsableCommand {
             SandboxCLI.printError("condition run: \(error)")
             throw ExitCode(SandboxCLI.setupFailureStatus)
         }
+        if let ui { try handOverToLiveView(ui, profile: chosen, executable: executable) }
         let options = SandboxOptions(command: command, label: chosen.name, environment: environment,
                                      invokingUser: InvokingUser.fromSudo(environment: environment),
                                      tlsKeyLog: http, blockQUIC: noQUIC)
@@ -107,12 +125,21 @@ struct RunCommand: ParsableCommand {
         do {
             // The profile is applied (and the kernel's support for it checked) before the banner is printed.
             status = try session.run(request) { sandbox in
-                try SandboxConditioning.apply(chosen, to: sandbox, runner: runner)
-                if let dns = chosen.faults?.dns {
-                    forwarder = try sandbox.answerDNS(faults: dns, runner: runner)
-                    SandboxCLI.printError("condition: DNS of the command answered at \(sandbox.identity.hostIPv4) "
-                                          + "(\(ProfileDescription.faults(ConnectionFaults(dns: dns)) ?? "")), other names from the host's name servers")
+                // DNS faults, and the profile's DNS delay (without netem), need TapKit to answer the command's DNS.
+                let dns = chosen.faults?.dns ?? []
+                if !dns.isEmpty || chosen.dnsDelayMicroseconds > 0 {
+                    let registry = ConditionEnvironment.registry, id = sandbox.identity.id
+                    // Asked at each query: a switch (`apply --sandbox`, the live view) may change the delay.
+                    forwarder = try sandbox.answerDNS(faults: dns, dnsDelay: {
+                        (SandboxConditions(recordText: registry.record(id: id)?.conditions)?.dnsDelayMicroseconds ?? 0) / 1000
+                    }, runner: runner)
+                    let faults = ProfileDescription.faults(ConnectionFaults(dns: dns.isEmpty ? nil : dns)).map { " (\($0))" } ?? ""
+                    let delay = chosen.dnsDelayMicroseconds > 0
+                        ? "; every query held \(TCUnits.humanTime(microseconds: chosen.dnsDelayMicroseconds)) (the profile's DNS delay)" : ""
+                    SandboxCLI.printError("condition: DNS of the command answered at \(sandbox.identity.hostIPv4)\(faults), "
+                                          + "other names from the host's name servers" + delay)
                 }
+                try SandboxConditioning.apply(chosen, to: sandbox, runner: runner)
             }
         } catch {
             forwarder?.stop()
@@ -124,6 +151,60 @@ struct RunCommand: ParsableCommand {
             SandboxCLI.printError("condition: DNS queries: " + Self.describe(forwarder.counters))
         }
         throw ExitCode(status)
+    }
+
+    /// ArgumentParser has no option whose value may be left out (as `capture` does for its `--ui`): before `--`,
+    /// `run ... --ui` becomes `--ui=default` (capture's word for its default address) and `--ui ADDR` becomes
+    /// `--ui=ADDR` when ADDR looks like an address (a port, `ADDR:PORT`, `[V6]:PORT`, an IP), not a profile name;
+    /// `capture` then checks it.
+    static func normalizeUI(_ arguments: [String]) -> [String] {
+        guard arguments.first == "run" else { return arguments }
+        let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+        guard let position = arguments[..<end].firstIndex(of: "--ui") else { return arguments }
+        var result = arguments
+        let next = position + 1
+        if next < end, looksLikeAddress(arguments[next]) {
+            result.replaceSubrange(position...next, with: ["--ui=\(arguments[next])"])
+        } else {
+            result[position] = "--ui=default"
+        }
+        return result
+    }
+
+    private static func looksLikeAddress(_ word: String) -> Bool {
+        func isIP(_ text: some StringProtocol) -> Bool {
+            var buffer = in6_addr()
+            return inet_pton(AF_INET, String(text), &buffer) == 1 || inet_pton(AF_INET6, String(text), &buffer) == 1
+        }
+        func isPort(_ text: some StringProtocol) -> Bool { !text.isEmpty && text.allSatisfy { ("0"..."9").contains($0) } }
+        if isPort(word) { return true }
+        if word.hasPrefix("[") || word.hasPrefix(":") || isIP(word) { return true }
+        guard let colon = word.lastIndex(of: ":") else { return false }
+        return isIP(word[..<colon]) && isPort(word[word.index(after: colon)...])
+    }
+
+    /// `--ui`: the live view lives in `capture`, whose `--profile NAME --ui -- COMMAND` builds the same sandbox with
+    /// the same conditioning library and serves the page; this process becomes it (same pid, terminal and exit
+    /// status), so there is one server and one sandbox set-up, not a copy of either.
+    private func handOverToLiveView(_ address: String, profile: Profile, executable: URL) throws -> Never {
+        if profile.faults?.dns?.isEmpty == false {
+            SandboxCLI.printError("condition run: \(profile.name) has DNS faults, which only `condition run` answers; "
+                                  + "the live view's sandbox (capture) uses the host's name servers: leave --ui out")
+            throw ExitCode(SandboxCLI.setupFailureStatus)
+        }
+        let capture = executable.deletingLastPathComponent().appendingPathComponent("capture").path
+        var arguments = [capture, "--ui=\(address)", "--profile", profile.name]
+        if let directory = profiles.directory { arguments += ["--profiles", directory] }
+        if noQUIC { arguments.append("--no-quic") }
+        if json { arguments.append("--json") }
+        if let captureFile { arguments += ["-w", captureFile] }
+        arguments += ["--"] + command
+        do {
+            try ProcessSpawner.replaceProcess(with: arguments)
+        } catch {
+            SandboxCLI.printError("condition run: --ui runs \(capture) (built next to condition): \(error)")
+            throw ExitCode(SandboxCLI.setupFailureStatus)
+        }
     }
 
     /// "2 answered NXDOMAIN, 1 unanswered, 5 forwarded": the forwarder's counters, those that are not zero.

@@ -29,11 +29,15 @@ struct SandboxesCommand: ParsableCommand {
              shellQuoted(record.command)]
         }
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        return rows.map { row in
+        let counts = [nil] + records.map { dnsCounts($0.identity.id) }
+        return zip(rows, counts).map { row, counts in
             (0..<5).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                + "  " + row[5]
+                + "  " + row[5] + (counts.map { "\n  DNS queries: " + RunCommand.describe($0) } ?? "")
         }.joined(separator: "\n") + "\n"
     }
+
+    /// The counts of a sandbox's DNS forwarder (`condition run` with DNS faults), nil without one.
+    static func dnsCounts(_ id: String) -> DNSForwarderCounts? { ConditionEnvironment.registry.dnsCounts(id: id) }
 
     static func json(_ records: [SandboxRecord]) throws -> String {
         let formatter = ISO8601DateFormatter()
@@ -46,6 +50,11 @@ struct SandboxesCommand: ParsableCommand {
                 "command": record.command, "since": formatter.string(from: record.since), "pid": record.ownerPID,
             ]
             if let child = record.childPID { object["commandPid"] = child }
+            if let counts = dnsCounts(record.identity.id) {
+                object["dnsQueries"] = ["nxdomain": counts.nxdomain, "servfail": counts.servfail, "refused": counts.refused,
+                                        "unanswered": counts.unanswered, "delayed": counts.delayed,
+                                        "forwarded": counts.forwarded, "lost": counts.lost]
+            }
             return object
         }
         let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])

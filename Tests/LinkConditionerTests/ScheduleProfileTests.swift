@@ -45,6 +45,18 @@ import Testing
         #expect(nestedError?.description.contains("has steps of its own") == true)
     }
 
+    /// DNS faults need `condition run`'s forwarder; a step on an interface would leave them out without a word.
+    @Test func aStepWithDNSFaultsIsRefused() throws {
+        var catalog = try builtIns()
+        catalog.add(try parse(#"{"name": "No Names", "downlink": {"bandwidthKbit": 500}, "faults": {"dns": ["nxdomain:api.example.com"]}}"#,
+                              file: "/p/nonames.json"))
+        let schedule = Schedule(steps: [.init(profile: "3G", seconds: 1), .init(profile: "No Names", seconds: 1)])
+        let error = #expect(throws: ProfileFileError.self) { try catalog.stepProfiles(of: schedule, file: "/p/s.json") }
+        #expect(error?.file == "/p/s.json" && error?.field == "steps[1].profile")
+        #expect(error?.description.contains("names \"No Names\", whose DNS faults (faults.dns: nxdomain:api.example.com) "
+                                            + "work in `condition run` only") == true, "\(error?.description ?? "")")
+    }
+
     @Test(arguments: [
         (#"{"name": "S", "steps": [{"profile": "3G", "for": "1s"}], "downlink": {"bandwidthKbit": 100}}"#, "downlink",
          "cannot go with steps"),

@@ -60,32 +60,13 @@ print(json.dumps(out))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = directory.appendingPathComponent("dnsmasq.log")
-        // 40 A records for many.test: 656 bytes, more than glibc's 512-byte UDP answers, so glibc asks again over TCP.
-        let many = (1...40).map { "--host-record=many.test,192.0.2.\($0 + 100)" }
-        // Spawned with the project's spawner, not Foundation's Process: a Process left running beside the `run(...)`
-        // calls below hung the test here (Foundation's child monitor blocked in wait4 on dnsmasq).
-        let server = try ProcessSpawner.spawn(
-            ["/usr/sbin/dnsmasq", "-k", "--conf-file=/dev/null", "--no-resolv", "--no-hosts", "--listen-address=\(address)",
-             "--bind-interfaces", "--port=53", "--user=root", "--group=root", "--pid-file=",
-             "--address=/ok.test/192.0.2.10", "--address=/slow.test/192.0.2.11",
-             "--txt-record=big.test," + Array(repeating: "\"" + String(repeating: "x", count: 200) + "\"", count: 4).joined(separator: ","),
-             "--log-queries", "--log-facility=\(log.path)"] + many,
-            options: SpawnOptions(stdin: .null, stdout: .null, stderr: .null)).pid
+        let server = try Self.startDNSMasq(address, log: log)
         defer {
             kill(server, SIGKILL)
             _ = ProcessSpawner.waitForExit(server, timeout: 5)
         }
-        var ready = false
-        for _ in 0..<50 where !ready {
-            ready = (try? run("dig", ["+tries=1", "+timeout=1", "@\(address)", "ok.test"]))?.stdoutText.contains("192.0.2.10") == true
-            if !ready { usleep(100_000) }
-        }
-        try #require(ready, "dnsmasq on \(address) did not answer")
 
-        let resolv = directory.appendingPathComponent("resolv.conf")
-        try Data("nameserver \(address)\noptions timeout:1 attempts:1\n".utf8).write(to: resolv)
-        var environment = ProcessInfo.processInfo.environment
-        environment["TAPKIT_RESOLV_CONF"] = resolv.path
+        let environment = try Self.hostResolver(address, in: directory)
         let result = try run("timeout", ["-s", "KILL", "60", SandboxHarness.condition, "run",
                                          "--dns-fault", "nxdomain:blocked.test", "--dns-fault", "servfail:broken.test",
                                          "--dns-fault", "refused:deny.test", "--dns-fault", "timeout:silent.test",
@@ -136,5 +117,93 @@ print(json.dumps(out))
         #expect(result.stderrText.contains("answered NXDOMAIN") && result.stderrText.contains("left unanswered"), "\(result.stderrText)")
         let id = try #require(SandboxHarness.sandboxID(fromStderr: result.stderrText))
         #expect(try SandboxHarness.leftovers(of: id) == [])
+    }
+    /// A real dnsmasq on `address` (a loopback address of the test's own) logging its queries to `log`, answering
+    /// ok.test, slow.test, big.test (TXT, larger than 512 bytes) and many.test (40 A records); once it answers.
+    static func startDNSMasq(_ address: String, log: URL) throws -> pid_t {
+        // 40 A records for many.test: 656 bytes, more than glibc's 512-byte UDP answers, so glibc asks again over TCP.
+        let many = (1...40).map { "--host-record=many.test,192.0.2.\($0 + 100)" }
+        // Spawned with the project's spawner, not Foundation's Process: a Process left running beside the `run(...)`
+        // calls below hung the test here (Foundation's child monitor blocked in wait4 on dnsmasq).
+        let server = try ProcessSpawner.spawn(
+            ["/usr/sbin/dnsmasq", "-k", "--conf-file=/dev/null", "--no-resolv", "--no-hosts", "--listen-address=\(address)",
+             "--bind-interfaces", "--port=53", "--user=root", "--group=root", "--pid-file=",
+             "--address=/ok.test/192.0.2.10", "--address=/slow.test/192.0.2.11",
+             "--txt-record=big.test," + Array(repeating: "\"" + String(repeating: "x", count: 200) + "\"", count: 4).joined(separator: ","),
+             "--log-queries", "--log-facility=\(log.path)"] + many,
+            options: SpawnOptions(stdin: .null, stdout: .null, stderr: .null)).pid
+        var ready = false
+        for _ in 0..<50 where !ready {
+            ready = (try? run("dig", ["+tries=1", "+timeout=1", "@\(address)", "ok.test"]))?.stdoutText.contains("192.0.2.10") == true
+            if !ready { usleep(100_000) }
+        }
+        if !ready {
+            kill(server, SIGKILL)
+            _ = ProcessSpawner.waitForExit(server, timeout: 5)
+        }
+        try #require(ready, "dnsmasq on \(address) did not answer")
+        return server
+    }
+
+    /// The command's resolver asks with `options timeout:1 attempts:1`: DNS on a private dnsmasq of the test's own.
+    static func hostResolver(_ address: String, in directory: URL) throws -> [String: String] {
+        let resolv = directory.appendingPathComponent("resolv.conf")
+        try Data("nameserver \(address)\noptions timeout:1 attempts:1\n".utf8).write(to: resolv)
+        var environment = ProcessInfo.processInfo.environment
+        environment["TAPKIT_RESOLV_CONF"] = resolv.path
+        return environment
+    }
+
+    /// A profile's DNS delay held by the forwarder, so it needs no netem (Slow Net's 200 ms on a kernel without it):
+    /// every query, forwarded or answered by a fault, comes that much later; the veth pair gets no DNS class; and
+    /// `condition sandboxes` shows the forwarder's counts while the command runs.
+    static let delayedClients = #"""
+import json, os, subprocess, sys, time
+out = {}
+for name in ["ok.test", "blocked.test"]:
+    start = time.monotonic()
+    r = subprocess.run(["dig", "+tries=1", "+timeout=3", name], capture_output=True, text=True, timeout=10)
+    out[name] = [("NXDOMAIN" if "NXDOMAIN" in r.stdout else "NOERROR" if "NOERROR" in r.stdout else r.stdout), round(time.monotonic() - start, 3)]
+device = [d for d in os.listdir("/sys/class/net") if d != "lo"][0]
+out["qdiscs"] = subprocess.run(["tc", "qdisc", "show", "dev", device], capture_output=True, text=True, timeout=10).stdout
+out["sandboxes"] = json.loads(subprocess.run([sys.argv[1], "sandboxes", "--json"], capture_output=True, text=True, timeout=20).stdout)
+print(json.dumps(out))
+"""#
+
+    @Test("the profile's DNS delay is held by the forwarder, without netem, and its counts show in `condition sandboxes`")
+    func profileDNSDelayWithoutNetem() throws {
+        let address = "127.\(Int.random(in: 10...250)).\(Int.random(in: 1...250)).53"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("w24-dnsdelay-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try Self.startDNSMasq(address, log: directory.appendingPathComponent("dnsmasq.log"))
+        defer {
+            kill(server, SIGKILL)
+            _ = ProcessSpawner.waitForExit(server, timeout: 5)
+        }
+        try Data(#"{"name": "W24 Slow DNS", "downlink": {"bandwidthKbit": 2000}, "uplink": {"bandwidthKbit": 1000}, "dnsDelayMs": 700}"#.utf8)
+            .write(to: directory.appendingPathComponent("w24-slow-dns.json"))
+        let result = try run("timeout", ["-s", "KILL", "60", SandboxHarness.condition, "run", "W24 Slow DNS", "--profiles", directory.path,
+                                         "--dns-fault", "nxdomain:blocked.test", "--", "python3", "-c", Self.delayedClients,
+                                         SandboxHarness.condition],
+                             environment: try Self.hostResolver(address, in: directory))
+        #expect(result.status == 0, "\(result.stderrText)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "\(result.stdoutText) \(result.stderrText)")
+        func outcome(_ key: String) -> [Any] { json[key] as? [Any] ?? [] }
+        #expect(outcome("ok.test").first as? String == "NOERROR")
+        #expect((0.65...2.5).contains(outcome("ok.test").last as? Double ?? -1), "forwarded after \(outcome("ok.test")) s (DNS delay 700 ms)")
+        #expect(outcome("blocked.test").first as? String == "NXDOMAIN")
+        #expect((0.65...2.5).contains(outcome("blocked.test").last as? Double ?? -1), "NXDOMAIN after \(outcome("blocked.test")) s")
+        let qdiscs = json["qdiscs"] as? String ?? ""
+        #expect(qdiscs.contains("7ac0:") && !qdiscs.contains("netem") && !qdiscs.contains("7ac4:"), "the uplink tree: \(qdiscs)")
+        #expect(result.stderrText.contains("every query held 700 ms (the profile's DNS delay)"), "\(result.stderrText)")
+        let id = try #require(SandboxHarness.sandboxID(fromStderr: result.stderrText))
+        let listed = (json["sandboxes"] as? [[String: Any]])?.first { $0["id"] as? String == id }
+        let counts = listed?["dnsQueries"] as? [String: Int]
+        #expect(counts?["nxdomain"] == 1 && counts?["forwarded"] == 1, "condition sandboxes --json: \(listed ?? [:])")
+        #expect(result.stderrText.contains("condition: DNS queries: 1 answered NXDOMAIN, 1 answered by the host's name servers"),
+                "\(result.stderrText)")
+        #expect(try SandboxHarness.leftovers(of: id) == [])
+        #expect(!FileManager.default.fileExists(atPath: SandboxRegistry().dnsCountsFile(id: id).path), "the counts go with the sandbox")
     }
 }

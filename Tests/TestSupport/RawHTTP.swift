@@ -46,12 +46,29 @@ public struct RawHTTP: Sendable {
         }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
+        // A quiet 5 s ends the read, unless the answer's Content-Length says more is coming: a loaded machine (CI
+        // with every suite at once) can stall a large answer longer, and a cut body must not pass for the answer.
+        let deadline = Date().addingTimeInterval(60)
         while true {
             let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            received += buffer[..<count]
+            if count > 0 {
+                received += buffer[..<count]
+                continue
+            }
+            if count < 0 && (errno == EINTR || errno == EAGAIN && Self.isShort(received) && Date() < deadline) { continue }
+            break
         }
         return received
+    }
+
+    /// Whether `bytes` hold a head whose Content-Length is more than the body received so far.
+    static func isShort(_ bytes: [UInt8]) -> Bool {
+        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { return !bytes.isEmpty }
+        let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).lowercased()
+        guard let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+              let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+        else { return false }
+        return bytes.count - end.upperBound < length
     }
 
     /// A request with Host (this server unless given), Connection: close, the token header when given, and `extra`.

@@ -9,9 +9,13 @@ public final class RunningCapture: @unchecked Sendable {
     private let lock = NSLock()
     private var out = Data(), err = Data()
 
-    public init(_ arguments: [String], executable: String = "capture") throws {
+    /// `environment`: added to this process's own.
+    public init(_ arguments: [String], executable: String = "capture", environment: [String: String] = [:]) throws {
         process.executableURL = TestEnvironment.executable(executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -8,7 +8,7 @@ import PacketDecoding
 /// messages), numbered from 0 in the order reported, with bodies kept up to the limits: what the API pages through,
 /// the HAR download renders, and the body downloads serve. Safe to use from the engine's thread (which adds) and the
 /// server's (which reads) at once.
-public final class ExchangeStore: Sendable {
+public final class RecordStore: Sendable {
     private struct State {
         var records = CircularBuffer<StoredRecord>()
         /// Id of `records.first`.
@@ -19,6 +19,7 @@ public final class ExchangeStore: Sendable {
         var tls: [ConnectionID: TLSSessionFacts] = [:]
         var tlsOrder = CircularBuffer<ConnectionID>()
         var throughput: ThroughputBuckets
+        var directions: TrafficDirections
     }
 
     public let limits: LiveViewLimits
@@ -26,7 +27,8 @@ public final class ExchangeStore: Sendable {
 
     public init(limits: LiveViewLimits) {
         self.limits = limits
-        state = NIOLockedValueBox(State(throughput: ThroughputBuckets(limit: limits.throughputBuckets)))
+        state = NIOLockedValueBox(State(throughput: ThroughputBuckets(limit: limits.throughputBuckets),
+                                        directions: TrafficDirections(limit: limits.connections)))
     }
 
     /// Numbers and keeps `exchange`; bodies past the limits are cut or left out here, and the record says so.
@@ -45,13 +47,15 @@ public final class ExchangeStore: Sendable {
         }
     }
 
-    /// Numbers and keeps a WebSocket message, its bytes cut to the limits like a body's.
+    /// Numbers and keeps a WebSocket message with what `--json` prints of its bytes (a text message's first
+    /// `WebSocketMessage.textPrefixBytes`, nothing of other kinds), counted against the session limit like a body.
     public func add(_ message: WebSocketMessage) {
         state.withLockedValue { state in
             let id = append(in: &state)
             var message = message
-            var body = HTTPBody(size: message.size, digest: nil, encoding: [], transferSize: message.size,
-                                kept: message.kept, keptIsPartial: message.kept.count < message.size, contentType: nil)
+            let shown = Array(message.kind == .text ? message.kept.prefix(WebSocketMessage.textPrefixBytes) : [])
+            var body = HTTPBody(size: shown.count, digest: nil, encoding: [], transferSize: shown.count,
+                                kept: shown, keptIsPartial: false, contentType: nil)
             let kept = keep(&body, in: &state)
             message.kept = body.kept
             state.records.append(.webSocket(id: id, message, kept))
@@ -103,9 +107,12 @@ public final class ExchangeStore: Sendable {
         return KeptBody(size: body.size, keptBytes: body.kept.count, loss: loss)
     }
 
-    /// Counts one packet's bytes.
-    public func addTraffic(_ bytes: Int, up: Bool, at time: Timestamp) {
-        state.withLockedValue { _ = $0.throughput.add(bytes, up: up, at: time) }
+    /// Counts one packet's bytes in its direction.
+    public func addTraffic(of packet: DecodedPacket) {
+        state.withLockedValue { state in
+            guard let traffic = state.directions.traffic(of: packet) else { return }
+            state.throughput.add(traffic.bytes, up: traffic.up, at: packet.timestamp)
+        }
     }
 
     public var throughput: ThroughputBuckets { state.withLockedValue { $0.throughput } }

@@ -5,12 +5,12 @@ import PacketDecoding
 import Testing
 import TestSupport
 
-@Suite struct ExchangeStoreTests {
+@Suite struct RecordStoreTests {
     @Test func bodiesAreKeptUpToThePerBodyAndSessionLimits() throws {
         var limits = LiveViewLimits()
         limits.bodyBytes = 100
         limits.sessionBodyBytes = 250
-        let store = ExchangeStore(limits: limits)
+        let store = RecordStore(limits: limits)
         let small = store.add(makeExchange(responseBody: [UInt8](repeating: 1, count: 80)))
         #expect(small.responseBody == KeptBody(size: 80, keptBytes: 80, loss: nil))
         let big = store.add(makeExchange(responseBody: [UInt8](repeating: 2, count: 300)))
@@ -29,7 +29,7 @@ import TestSupport
         limits.exchanges = 5
         limits.pageSize = 2
         limits.sessionBodyBytes = 50
-        let store = ExchangeStore(limits: limits)
+        let store = RecordStore(limits: limits)
         for index in 0..<8 { store.add(makeExchange(path: "/\(index)", responseBody: [UInt8](repeating: 0, count: 10))) }
         #expect(store.counts.held == 5)
         #expect(store.counts.dropped == 3)
