@@ -31,6 +31,7 @@ public struct LinkHeader: Sendable {
         case rawIP
         case loopback
         case nflog
+        case ppp
     }
 
     public var kind: Kind
@@ -50,10 +51,13 @@ public struct LinkHeader: Sendable {
     public var nflogVersion: UInt8 = 0
     public var nflogResourceID: UInt16 = 0
     public var nflogFamily: UInt8 = 0
+    /// PPP: the protocol field (0x0021 IPv4, 0x0057 IPv6, 0xc021 LCP, ...).
+    public var pppProtocol: UInt16 = 0
     /// NULL/LOOP: the address family word (BSD numbering).
     public var addressFamily: UInt32 = 0
     public var vlanTagCount: Int = 0
-    /// Linux cooked capture packet type (0 to us, 1 broadcast, 2 multicast, 3 other host, 4 outgoing).
+    /// Linux cooked capture packet type (0 to us, 1 broadcast, 2 multicast, 3 other host, 4 outgoing); PPP: 0 or 4
+    /// when pppd's direction bytes say in or out.
     public var packetType: UInt16?
     /// Linux cooked capture v2 interface index.
     public var interfaceIndex: UInt32?

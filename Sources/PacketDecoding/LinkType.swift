@@ -5,6 +5,9 @@ public struct LinkType: RawRepresentable, Sendable, Hashable {
 
     public static let null = LinkType(rawValue: 0)
     public static let ethernet = LinkType(rawValue: 1)
+    /// PPP as libpcap delivers it (RFC 1661): the protocol field, optionally after HDLC-like address and control
+    /// bytes (0xff 0x03) or pppd's direction bytes.
+    public static let ppp = LinkType(rawValue: 9)
     /// DLT_RAW on most BSDs and Linux.
     public static let rawDLT12 = LinkType(rawValue: 12)
     /// DLT_RAW on OpenBSD.
@@ -20,7 +23,7 @@ public struct LinkType: RawRepresentable, Sendable, Hashable {
     /// Whether `PacketDecoder` understands this link type.
     public var isSupported: Bool {
         switch self {
-        case .null, .ethernet, .rawDLT12, .rawDLT14, .loop, .raw, .linuxSLL, .ipv4, .ipv6, .nflog, .linuxSLL2: true
+        case .null, .ethernet, .ppp, .rawDLT12, .rawDLT14, .loop, .raw, .linuxSLL, .ipv4, .ipv6, .nflog, .linuxSLL2: true
         default: false
         }
     }
@@ -30,6 +33,7 @@ public struct LinkType: RawRepresentable, Sendable, Hashable {
         switch self {
         case .null: "NULL"
         case .ethernet: "EN10MB"
+        case .ppp: "PPP"
         case .rawDLT12, .rawDLT14, .raw: "RAW"
         case .loop: "LOOP"
         case .linuxSLL: "LINUX_SLL"

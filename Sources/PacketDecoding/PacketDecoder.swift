@@ -7,7 +7,7 @@ public struct PacketDecoder: Sendable {
         public var linkType: LinkType
         public var description: String {
             "unsupported link type \(linkType.name) (\(linkType.rawValue)); supported: EN10MB, LINUX_SLL, "
-                + "LINUX_SLL2, RAW (12, 14, 101), IPV4, IPV6, NULL, LOOP, NFLOG"
+                + "LINUX_SLL2, RAW (12, 14, 101), IPV4, IPV6, NULL, LOOP, NFLOG, PPP"
         }
     }
 
@@ -87,10 +87,30 @@ public struct PacketDecoder: Sendable {
             header.addressFamily = family
         case .nflog:
             try decodeNFLOG(bytes, into: &header)
+        case .ppp:
+            try decodePPPLink(bytes, into: &header)
         default:
             throw DecodingError(layer: .link, kind: .malformed("unsupported link type \(linkType.name)"),
                                 offset: 0, needed: 0, actual: bytes.count)
         }
+    }
+
+    /// PPP (RFC 1661), read as tcpdump's ppp_print does: address and control bytes (0xff 0x03) or pppd's direction
+    /// bytes (0x00 0x03 in, 0x01 0x03 out) when present, then a one-byte (compressed, RFC 1661 6.5) or two-byte
+    /// protocol field. IPv4 and IPv6 are decoded further; other protocols (LCP, IPCP, ...) are named only.
+    private func decodePPPLink(_ bytes: UnsafeRawBufferPointer, into header: inout LinkHeader) throws(DecodingError) {
+        try need(bytes, 4, layer: .link, at: 0)  // tcpdump's PPP_HDRLEN: less is a cut header
+        var offset = 0
+        if bytes[1] == 0x03, bytes[0] == 0xff || bytes[0] <= 0x01 {
+            offset = 2
+            if bytes[0] != 0xff { header.packetType = bytes[0] == 0 ? 0 : 4 }  // pppd: in, out
+        }
+        let field = try readPPPProtocol(bytes, at: offset, layer: .link, headerStart: 0)
+        let etherType: UInt16 = field.value == 0x0021 ? 0x0800 : field.value == 0x0057 ? 0x86dd : 0
+        let direction = header.packetType
+        header = LinkHeader(kind: .ppp, length: offset + field.length, etherType: etherType)
+        header.packetType = direction
+        header.pppProtocol = field.value
     }
 
     /// Recognises an IP header where an Ethernet header should be: the version nibble, the length field

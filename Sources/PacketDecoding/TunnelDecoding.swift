@@ -295,7 +295,7 @@ extension PacketDecoder {
     /// A PPP protocol field (RFC 1661 section 2): two bytes, or one when the peers negotiated protocol-field
     /// compression (PFC, RFC 1661 section 6.5). Protocol numbers are odd in their low byte and even in their high
     /// byte, so an odd first byte is a whole, compressed protocol (`0x21` for IPv4) and the datagram follows it.
-    private func readPPPProtocol(_ bytes: UnsafeRawBufferPointer, at offset: Int, layer: Layer,
+    func readPPPProtocol(_ bytes: UnsafeRawBufferPointer, at offset: Int, layer: Layer,
                                  headerStart: Int) throws(DecodingError) -> (value: UInt16, length: Int) {
         try need(bytes, offset + 1, layer: layer, at: headerStart)
         if bytes[offset] & 1 == 1 { return (UInt16(bytes[offset]), 1) }

@@ -33,7 +33,7 @@ struct TunnelConformanceTests {
     @Test("the manifest lists the tunnel kinds the issue asks for")
     func manifestCoversEveryKind() throws {
         let names = Set(try TunnelManifest.load().fixtures.map(\.file))
-        for kind in ["pppoe", "pppoe-pfc", "mpls", "gre", "erspan2", "erspan3", "vxlan", "geneve", "ipip", "sit"] {
+        for kind in ["pppoe", "pppoe-pfc", "ppp", "mpls", "gre", "erspan2", "erspan3", "vxlan", "geneve", "ipip", "sit"] {
             #expect(names.contains("tunnel-\(kind).pcap"), "no tunnel-\(kind).pcap; run Scripts/fixtures/make-tunnels.sh --vm")
         }
     }
@@ -87,7 +87,8 @@ struct TunnelConformanceTests {
     }
 
     /// The per-packet JSON names the outer layers; the packet's own fields are the inner ones.
-    @Test("--json lists the outer layers in an encapsulation array", arguments: TunnelManifest.fileNames)
+    @Test("--json lists the outer layers in an encapsulation array",
+          arguments: TunnelManifest.fileNames.filter { $0 != "tunnel-ppp.pcap" })  // PPP is the link there, not a tunnel
     func jsonHasEncapsulation(name: String) throws {
         let path = TunnelManifest.folder.appendingPathComponent(name).path
         let result = try capture(["--json", "-r", path])

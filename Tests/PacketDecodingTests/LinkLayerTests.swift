@@ -130,6 +130,36 @@ struct LinkLayerTests {
         }
     }
 
+    /// PPP (DLT 9): the protocol field alone, after HDLC address and control bytes, compressed to one byte, or after
+    /// pppd's direction bytes (0x00 0x03 in, 0x01 0x03 out), before the same IPv4 packet; LCP is named, not decoded.
+    @Test(arguments: [([UInt8]([0x00, 0x21]), 2, nil), ([0xff, 0x03, 0x00, 0x21], 4, nil), ([0x21], 1, nil),
+                      ([0x00, 0x03, 0x00, 0x21], 4, 0), ([0x01, 0x03, 0x21], 3, 4)] as [([UInt8], Int, UInt16?)])
+    func ppp(header: [UInt8], length: Int, direction: UInt16?) throws {
+        let fixture = try PcapFixture.publicFixture("tcpdump_LINKTYPE_RAW_ipv4.pcap")
+        let frame = header + fixture.records[0].bytes
+        let decoder = try PacketDecoder(linkType: .ppp)
+        frame.withUnsafeBytes { raw in
+            let packet = decoder.decode(raw, timestamp: fixture.records[0].timestamp, originalLength: frame.count)
+            #expect(packet.link.kind == .ppp)
+            #expect(packet.link.length == length)
+            #expect(packet.link.pppProtocol == 0x0021)
+            #expect(packet.link.packetType == direction)
+            #expect(packet.udp?.payloadLength == 29)
+        }
+        let lcp: [UInt8] = [0xff, 0x03, 0xc0, 0x21, 0x01, 0x01, 0x00, 0x04]
+        lcp.withUnsafeBytes { raw in
+            let packet = decoder.decode(raw, timestamp: fixture.records[0].timestamp, originalLength: lcp.count)
+            #expect(packet.link.pppProtocol == 0xc021)
+            #expect(packet.error == nil)
+            #expect(packet.udp == nil && packet.tcp == nil)
+        }
+        // Less than tcpdump's PPP_HDRLEN (4 bytes) is a cut link header.
+        [UInt8]([0x00, 0x21, 0x45]).withUnsafeBytes { raw in
+            let packet = decoder.decode(raw, timestamp: fixture.records[0].timestamp, originalLength: 3)
+            #expect(packet.error?.layer == .link)
+        }
+    }
+
     @Test func unsupportedLinkTypeIsNamed() {
         #expect(throws: PacketDecoder.UnsupportedLinkType.self) { try PacketDecoder(linkType: LinkType(rawValue: 147)) }
         do {

@@ -42,6 +42,7 @@ struct TunnelDecodingTests {
         ("tunnel-geneve.pcap", ["ipv4", "udp", "geneve", "ethernet"]),
         ("tunnel-pppoe.pcap", ["pppoe"]),
         ("tunnel-pppoe-pfc.pcap", ["pppoe"]),
+        ("tunnel-ppp.pcap", []),  // a PPP link, not an encapsulation: the link header is PPP
     ]
 
     static var availableExpectations: [(String, [String])] {

@@ -127,6 +127,21 @@ extension PacketLineRenderer {
             output.append(", length ")
             output.append(decimal: packet.originalLength)
             output.append(": ")
+        case .ppp:
+            // print-ppp.c: the direction pppd recorded, the protocol's name and number, the frame's length.
+            switch link.packetType {
+            case 0?: output.append("In  ")
+            case 4?: output.append("Out ")
+            default: break
+            }
+            let name = Self.pppProtocolName(link.pppProtocol)
+            output.append(name ?? "unknown")
+            output.append(" (0x")
+            output.append(hexByte: UInt8(link.pppProtocol >> 8))
+            output.append(hexByte: UInt8(link.pppProtocol & 0xff))
+            output.append("), length ")
+            output.append(decimal: packet.originalLength)
+            if name != nil { output.append(": ") }
         case .nflog:
             output.append("version ")
             output.append(decimal: link.nflogVersion)
@@ -146,6 +161,23 @@ extension PacketLineRenderer {
             output.append(", length ")
             output.append(decimal: packet.originalLength)
             output.append(": ")
+        }
+    }
+
+    /// tcpdump's names for PPP protocol numbers (ppptype2str), for those a PPP link commonly carries.
+    static func pppProtocolName(_ value: UInt16) -> StaticString? {
+        switch value {
+        case 0x0021: "IP"
+        case 0x0057: "IP6"
+        case 0x002d: "VJC"
+        case 0x002f: "VJNC"
+        case 0x8021: "IPCP"
+        case 0x8057: "IP6CP"
+        case 0x80fd: "CCP"
+        case 0xc021: "LCP"
+        case 0xc023: "PAP"
+        case 0xc223: "CHAP"
+        default: nil
         }
     }
 

@@ -163,6 +163,9 @@ public struct PacketLineRenderer {
         if let error = packet.error, error.layer == .link || error.layer == .vlan {
             return packet.linkType == .nflog && error.offset > 0 ? min(error.offset, frame.count) : frame.count
         }
+        // print-ppp.c counts PPP_HDRLEN (4 bytes) as the link header whatever the frame's header is: a two-byte
+        // protocol field alone starts the dump two bytes into the IP header, as tcpdump prints it.
+        if packet.link.kind == .ppp { return min(4, frame.count) }
         return min(packet.link.length, frame.count)
     }
 
@@ -220,6 +223,7 @@ public struct PacketLineRenderer {
             output.append(" [|")
             switch packet.linkType {
             case .nflog: output.append("nflog")
+            case .ppp: output.append("ppp")
             case .linuxSLL: output.append("sll"); output.printerRanOutOfBytes = true
             case .linuxSLL2: output.append("sll2"); output.printerRanOutOfBytes = true
             case .null, .loop: output.append("null"); output.printerRanOutOfBytes = true

@@ -5,6 +5,7 @@ public enum ProtocolLayer: UInt8, Sendable, CaseIterable {
     case eth = 1, sll, raw, null, nflog, vlan, mpls, pppoes, gre, erspan, vxlan, geneve
     case ip, ipv6, arp, tcp, udp, icmp, icmpv6
     case http, tls, dns, quic, ntp, dhcp, data
+    case ppp
 
     public var name: String {
         switch self {
@@ -13,6 +14,7 @@ public enum ProtocolLayer: UInt8, Sendable, CaseIterable {
         case .raw: "raw"
         case .null: "null"
         case .nflog: "nflog"
+        case .ppp: "ppp"
         case .vlan: "vlan"
         case .mpls: "mpls"
         case .pppoes: "pppoes"
@@ -129,6 +131,7 @@ extension ProtocolPath {
         case .rawIP: push(.raw)
         case .loopback: push(.null)
         case .nflog: push(.nflog)
+        case .ppp: push(.ppp)
         }
         for _ in 0..<min(packet.link.vlanTagCount, 2) { push(.vlan) }
         for layer in packet.encapsulation {
