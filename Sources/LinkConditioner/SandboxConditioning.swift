@@ -163,6 +163,7 @@ public enum SandboxConditioning {
             guard var record = registry.record(id: id), record.ownerIsAlive else {
                 throw SandboxError.unknownSandbox(id)
             }
+            try SandboxDNSAnswering.checkSwitch(to: profile, answersDNS: record.answersDNS)
             let new = treeProfile(profile, answersDNS: record.answersDNS)
             if new.needsNetem && !netemAvailable(in: record.identity, runner: runner) {
                 throw SandboxNetemUnavailableError(profile: profile.name)

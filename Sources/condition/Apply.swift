@@ -372,7 +372,7 @@ struct Status: ParsableCommand {
             }
             for record in running {
                 guard let counts = SandboxesCommand.dnsCounts(record.identity.id) else { continue }
-                print("  sandbox \(record.identity.id) (\(record.identity.hostInterface)): DNS queries: " + RunCommand.describe(counts))
+                print("  sandbox \(record.identity.id) (\(record.identity.hostInterface)): DNS queries: " + SandboxDNSAnswering.describe(counts))
             }
         }
         if statuses.isEmpty {

@@ -32,7 +32,7 @@ struct SandboxesCommand: ParsableCommand {
         let counts = [nil] + records.map { dnsCounts($0.identity.id) }
         return zip(rows, counts).map { row, counts in
             (0..<5).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                + "  " + row[5] + (counts.map { "\n  DNS queries: " + RunCommand.describe($0) } ?? "")
+                + "  " + row[5] + (counts.map { "\n  DNS queries: " + SandboxDNSAnswering.describe($0) } ?? "")
         }.joined(separator: "\n") + "\n"
     }
 
