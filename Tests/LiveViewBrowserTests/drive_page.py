@@ -677,9 +677,11 @@ def check_live(driver, capture, work, screenshots):
             _, last_before = received(log, slow_at, hole_at + HOLE_SILENCE)
             silent, _ = received(log, hole_at + 0.5, hole_at + HOLE_SILENCE)
             failures = [kind for t, kind, _ in events(log) if kind == "failed" and t > hole_at]
+            last = "no read since Slow Net" if last_before is None else \
+                f"the last read {abs(last_before - hole_at):.2f} s {'after' if last_before > hole_at else 'before'} it"
             report(HOLE_CHECK, silent == 0 and failures,
-                   f"{silent} bytes read from 0.5 s to {HOLE_SILENCE:.0f} s after the switch (last read "
-                   f"{last_before and round(last_before - hole_at, 2)} s after it); {len(failures)} fetches failed meanwhile")
+                   f"{silent} bytes read from 0.5 s to {HOLE_SILENCE:.0f} s after the switch ({last}); "
+                   f"{len(failures)} fetches failed meanwhile")
         else:
             report(HOLE_CHECK, True, f"skipped: {refusal}", skipped=True)
 
