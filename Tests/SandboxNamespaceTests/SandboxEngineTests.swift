@@ -133,6 +133,26 @@ struct SandboxEngineTests {
         #expect(try SandboxHarness.leftovers(of: jitterID) == [])
     }
 
+    @Test("capture --profile -- COMMAND: the same engine, its delay seen by the command; nothing left",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: SandboxHarness.capture), "needs the built `capture`"))
+    func captureProfileUsesTheEngine() throws {
+        let server = try LoopbackWebServer(files: ["x": "x"])
+        defer { server.stop() }
+        let directory = try profiles(["delay": #"{"name": "W24e Delay", "downlink": {"delayMs": 60}, "uplink": {"delayMs": 40}}"#])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let captured = try run(SandboxHarness.capture, ["-q", "--profile", "W24e Delay", "--profiles", directory.path, "--",
+                                                        "python3", "-c", Self.connectTimer, String(server.port), "10"])
+        #expect(captured.status == 0, "\(captured.stderrText)")
+        #expect(captured.stderrText.contains("by the user space (nftables + netfilter queue) engine"), "\(captured.stderrText)")
+        let times = captured.stdoutText.split(separator: "\n").compactMap { Double($0) }
+        try #require(times.count == 10, "\(captured.stdoutText)")
+        print("sandbox engine under capture: 100 ms profile, TCP connect median \(median(times)) ms, min \(times.min()!) ms")
+        #expect(times.min()! >= 99.5 && median(times) <= 105, "\(times)")
+        let id = try #require(captured.stderrText.range(of: #"in sandbox [0-9a-f]{6} "#, options: .regularExpression)
+            .map { String(captured.stderrText[$0].dropFirst("in sandbox ".count).dropLast()) }, "\(captured.stderrText)")
+        #expect(try SandboxHarness.leftovers(of: id) == [])
+    }
+
     @Test("loss inside its 99.9% interval each way; Nasty Net; Black Hole answers nothing")
     func lossAndBlackHole() throws {
         let directory = try profiles(["loss": #"{"name": "W24e Loss", "downlink": {"lossPercent": 20}, "uplink": {"lossPercent": 20}}"#])
