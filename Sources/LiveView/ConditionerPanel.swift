@@ -11,7 +11,7 @@ import Glibc
 public protocol ConditionerTarget: Sendable {
     /// `sandbox` or `interface`.
     var kind: String { get }
-    /// The interface's switch changes the whole machine's link: the page must send `"confirm": true`.
+    /// The interface's switch changes the whole machine's link: the page must send `"confirm": true` to apply a profile.
     var needsConfirmation: Bool { get }
     /// The profile in force when the view started (nil: none).
     var initialProfile: String? { get }
@@ -156,7 +156,9 @@ public final class ConditionerPanel: Sendable {
         case .success(let parsed): request = parsed
         case .failure(let problem): return .error(400, problem.message)
         }
-        if target.needsConfirmation && !request.confirm {
+        // Confirmation guards a change the user has not seen yet; off only puts back what was there before (as
+        // `condition off` asks nothing), and the page's off switch has no dialog.
+        if target.needsConfirmation && request.profile != nil && !request.confirm {
             return .error(409, "switching \(target.kind) conditioning affects everything on it: send \"confirm\": true")
         }
         let profile: Profile?

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
@@ -504,34 +505,49 @@ def check_scale(driver, view, capture, pcap, screenshots):
     report("scale filter and scroll", not problems, "; ".join(problems + figures))
 
 
-LIVE_SCRIPT = """
-i=0
-while [ ! -e {stop} ] && [ $i -lt 3000 ]; do
-  start=$(date +%s.%N)
-  result=$(curl -s -o /dev/null --max-time 2 -w '%{{http_code}} %{{size_download}} %{{time_total}}' "http://$TAPKIT_SANDBOX_HOST:{port}/$(cat {which})?n=$i")
-  echo "$start $result" >> {log}
-  i=$((i+1))
-  sleep 0.05
-done
+# The sandboxed command: a download loop that logs every read as it returns, so the command's own record says how
+# many bytes arrived when (the goodput under Slow Net, the silence under Black Hole, the moment bytes resume). Each
+# fetch is a new connection with a one-second timeout, so after Black Hole the next attempt gets through at once
+# instead of waiting out TCP's backed-off retransmissions.
+CLIENT = """
+import http.client, os, sys, time
+host, port, log, stop = os.environ["TAPKIT_SANDBOX_HOST"], int(sys.argv[1]), sys.argv[2], sys.argv[3]
+out = open(log, "a", buffering=1)
+n = 0
+while not os.path.exists(stop) and n < 5000:
+    connection = http.client.HTTPConnection(host, port, timeout=1.0)
+    try:
+        connection.request("GET", f"/blob.bin?n={n}")
+        response = connection.getresponse()
+        out.write(f"{time.time():.3f} head {response.status}\\n")
+        while chunk := response.read1(65536):
+            out.write(f"{time.time():.3f} bytes {len(chunk)}\\n")
+        out.write(f"{time.time():.3f} done {response.status}\\n")
+    except (OSError, http.client.HTTPException) as error:
+        out.write(f"{time.time():.3f} failed {type(error).__name__}\\n")
+    finally:
+        connection.close()
+    n += 1
+    time.sleep(0.05)
 """
 
-
 SLOW_NET_KBIT = 32    # Profiles/slow-net.json
-RATE_KBIT = 256       # the rate-only profile used where the kernel has no netem
-RATE_PROFILE = f"Rate {RATE_KBIT} kbit"
+BLOB = 64_000         # 16 s at Slow Net's rate: one download stays under way through the measured window
+RATE_PROFILE = "Rate 32 kbit"  # Slow Net's rate alone, where the sandbox cannot delay or drop (no netem, no engine)
 SLOW_CHECK = "Slow Net from the page slows the command"
 HOLE_CHECK = "Black Hole from the page silences the command"
-
+OFF_CHECK = "off from the page: bytes resume"
 
 class FileServer:
-    """python's http.server on 127.0.0.1 (the sandbox reaches it at its host end's address), serving one file."""
+    """python's http.server serving a folder, on 127.0.0.1 (the sandbox reaches it at its host end's address) or,
+    through `prefix` (`ip netns exec NS`), on an address inside a namespace."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, address="127.0.0.1", prefix=()):
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "import http.server, functools, sys\n"
+            [*prefix, sys.executable, "-c", "import http.server, functools, sys\n"
              "http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None\n"
-             "s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1]))\n"
-             "print(s.server_address[1], flush=True)\ns.serve_forever()\n", directory],
+             "s = http.server.ThreadingHTTPServer((sys.argv[2], 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1]))\n"
+             "print(s.server_address[1], flush=True)\ns.serve_forever()\n", directory, address],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.port = int(self.process.stdout.readline())
 
@@ -540,87 +556,86 @@ class FileServer:
         self.process.wait(5)
 
 
-def fetches(log):
-    """The command's own record: (start, http code, bytes, seconds) per fetch."""
+def events(log):
+    """The command's own record: (time, kind, value) for each head, read, end and failure."""
     if not os.path.exists(log):
         return []
     rows = []
     for line in open(log):
         parts = line.split()
-        if len(parts) == 4:
-            rows.append((float(parts[0]), parts[1], int(parts[2]), float(parts[3])))
+        if len(parts) >= 2:
+            rows.append((float(parts[0]), parts[1], parts[2] if len(parts) > 2 else ""))
     return rows
 
 
-def choose_profile(driver, name, switch_on):
-    """Picks a profile in the panel (a click on its label), then the switch if it is off."""
-    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#conditioner .profile input:not([disabled])"), 10)
-    label = [l for l in driver.find_elements(By.CSS_SELECTOR, "#conditioner .profile label")
-             if l.find_element(By.CLASS_NAME, "name").text == name][0]
-    label.click()
-    if switch_on:
-        wait_for(driver, lambda d: not d.find_element(By.ID, "conditioner-switch").get_attribute("disabled"), 10)
-        driver.find_element(By.ID, "conditioner-switch").click()
-    try:
-        wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text == f"On: {name}", 10)
-    except TimeoutException:
-        errors = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '#conditioner .error')]
-        raise RuntimeError(f"{name} not switched on: the panel says {errors or driver.find_element(By.ID, 'conditioner').text[:200]!r}")
-    return time.time()
+def received(log, begin, end):
+    """Bytes the command read in [begin, end), and the time of the last read in it."""
+    reads = [(t, int(n)) for t, kind, n in events(log) if kind == "bytes" and begin <= t < end]
+    return sum(n for _, n in reads), (reads[-1][0] if reads else None)
 
 
-RATE_WINDOW = 4.0
-
-
-def window_rate(log, begin, seconds):
-    """The command's own throughput over a window, in kbit/s: bytes of the fetches that started in it, over the time
-    from the first start to the last end. One fetch alone would mislead: a shaper lets a whole (segmentation
-    offloaded) burst through and makes the next one wait, so only an average over several fetches says the rate."""
-    inside = [f for f in fetches(log) if begin <= f[0] <= begin + seconds and f[1] == "200"]
-    durations = sorted(f[3] for f in inside)
-    median = durations[len(durations) // 2] if durations else None
-    if len(inside) < 2:
-        return None, len(inside), median
-    elapsed = max(f[0] + f[3] for f in inside) - inside[0][0]
-    return sum(f[2] for f in inside) * 8 / elapsed / 1000, len(inside), median
-
-
-def first_after(log, moment, seconds):
-    """The first fetch that started after `moment` and finished, waiting up to `seconds`."""
+def first_read_after(log, moment, seconds):
+    """When the command next read bytes after `moment`, waiting up to `seconds` (None if it did not)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        later = [f for f in fetches(log) if f[0] > moment]
+        later = [t for t, kind, _ in events(log) if kind == "bytes" and t > moment]
         if later:
             return later[0]
         time.sleep(0.1)
     return None
 
 
+def pick(driver, name):
+    """Picks a profile in the panel: a click on its label."""
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#conditioner .profile input:not([disabled])"), 10)
+    label = [l for l in driver.find_elements(By.CSS_SELECTOR, "#conditioner .profile label")
+             if l.find_element(By.CLASS_NAME, "name").text == name][0]
+    label.click()
+
+
+def choose_profile(driver, name, switch_on):
+    """Picks a profile in the panel, then the switch if it is off; waits until the panel says it is on, or shows why
+    not (raised)."""
+    pick(driver, name)
+    if switch_on:
+        wait_for(driver, lambda d: not d.find_element(By.ID, "conditioner-switch").get_attribute("disabled"), 10)
+        driver.find_element(By.ID, "conditioner-switch").click()
+    try:
+        wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text == f"On: {name}"
+                 or d.find_elements(By.CSS_SELECTOR, "#conditioner .error"), 10)
+    except TimeoutException:
+        pass
+    if driver.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text != f"On: {name}":
+        errors = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '#conditioner .error')]
+        raise RuntimeError(f"{name} not switched on: the panel says {errors or driver.find_element(By.ID, 'conditioner').text[:200]!r}")
+
+
+SLOW_SETTLE, SLOW_WINDOW = 1.0, 4.0  # the shaper's first burst passes at once: measure from a second after the switch
+HOLE_SILENCE = 3.0
+
+
 def check_live(driver, capture, work, screenshots):
-    """A sandboxed command's exchanges appear while it runs; Slow Net and Black Hole switched from the page show in
-    what the command measures, and on the timeline."""
+    """A sandboxed command's exchanges appear while it runs; Slow Net switched from the page once a download is under
+    way brings the command's goodput to 32 kbit/s, Black Hole silences it, off lets bytes through again; each switch
+    is marked on the timeline at the moment the command saw it."""
     www = os.path.join(work, "www")
     os.makedirs(www, exist_ok=True)
-    # A second's worth of each rate: the file the loop fetches is switched with the profile, so each fetch is
-    # bound by the link, not by starting curl (a fetch shorter than the shaper's burst would pass at once).
-    for name, size in [("slow-net.bin", SLOW_NET_KBIT * 125), ("rate.bin", RATE_KBIT * 125)]:
-        with open(os.path.join(www, name), "wb") as f:
-            f.write(os.urandom(size))
-    log, stop, which = os.path.join(work, "fetches.log"), os.path.join(work, "stop"), os.path.join(work, "which")
-    with open(which, "w") as f:
-        f.write("slow-net.bin")
+    with open(os.path.join(www, "blob.bin"), "wb") as f:
+        f.write(os.urandom(BLOB))
+    log, stop, client = (os.path.join(work, name) for name in ("reads.log", "stop", "client.py"))
     for old in (log, stop):
         if os.path.exists(old):
             os.remove(old)
+    with open(client, "w") as f:
+        f.write(CLIENT)
     server = FileServer(www)
-    script = LIVE_SCRIPT.format(stop=stop, port=server.port, log=log, which=which)
     # A user profile of Slow Net's rate alone, found where `condition` finds the user's profiles.
     profiles = os.path.join(work, "config", "tapkit", "profiles")
     os.makedirs(profiles, exist_ok=True)
     with open(os.path.join(profiles, "rate-32k.json"), "w") as f:
-        json.dump({"name": RATE_PROFILE, "description": f"{RATE_KBIT} kbit/s each way, no delay or loss",
-                   "downlink": {"bandwidthKbit": RATE_KBIT}, "uplink": {"bandwidthKbit": RATE_KBIT}}, f)
-    view = LiveView(capture, None, arguments=["--ui", "127.0.0.1:0", "--", "sh", "-c", script],
+        json.dump({"name": RATE_PROFILE, "description": f"{SLOW_NET_KBIT} kbit/s each way, no delay or loss",
+                   "downlink": {"bandwidthKbit": SLOW_NET_KBIT}, "uplink": {"bandwidthKbit": SLOW_NET_KBIT}}, f)
+    view = LiveView(capture, None, arguments=["--ui", "127.0.0.1:0", "--", sys.executable, client, str(server.port), log, stop],
                     environment={**os.environ, "XDG_CONFIG_HOME": os.path.join(work, "config")})
     try:
         driver.get(view.url)
@@ -633,67 +648,202 @@ def check_live(driver, capture, work, screenshots):
         panel = driver.find_element(By.ID, "conditioner").text
         report("conditioner panel for the sandbox", "sandbox" in panel and "Slow Net" in panel and RATE_PROFILE in panel,
                panel[:300])
-        baseline = [f for f in fetches(log) if f[1] == "200"]
-        unconditioned = window_rate(log, 0, time.time())
-        # Slow Net and Black Hole need netem (delay; loss). Where the kernel has none, the server refuses them
-        # and says so (the page shows it): the rate is then measured with a profile of Slow Net's rate alone.
-        slow_name, no_netem = "Slow Net", None
+        before = time.time()
+        unconditioned, _ = received(log, before - 1.0, before)
+
+        # Slow Net where the sandbox can have it; otherwise its rate alone, and Black Hole is reported as missing.
+        slow_name, refusal = "Slow Net", None
         try:
-            slow_at = choose_profile(driver, "Slow Net", switch_on=True)
-        except RuntimeError as refusal:
-            if "netem" not in str(refusal):
+            choose_profile(driver, slow_name, switch_on=True)
+        except RuntimeError as error:
+            if "netem" not in str(error):
                 raise
-            no_netem = str(refusal)
-            slow_name = RATE_PROFILE
-            with open(which, "w") as f:
-                f.write("rate.bin")
-            switched = time.time()
-            time.sleep(0.8)  # a few unconditioned fetches of that file, to compare with
-            unconditioned = window_rate(log, switched + 0.1, 10)
-            slow_at = choose_profile(driver, RATE_PROFILE, switch_on=True)
-        time.sleep(RATE_WINDOW + 0.5)
-        slow = window_rate(log, slow_at + 0.3, RATE_WINDOW)
-        hole = None
-        if no_netem is None:
-            hole_at = choose_profile(driver, "Black Hole", switch_on=False)
-            hole = first_after(log, hole_at + 0.2, 8)
+            refusal, slow_name = str(error), RATE_PROFILE
+            choose_profile(driver, slow_name, switch_on=True)
+        slow_at = api_state(view)["switches"][-1]["t"]
+        time.sleep(max(0.0, slow_at + SLOW_SETTLE + SLOW_WINDOW - time.time()) + 0.2)
+        slow_bytes, _ = received(log, slow_at + SLOW_SETTLE, slow_at + SLOW_SETTLE + SLOW_WINDOW)
+        slow_rate = slow_bytes * 8 / SLOW_WINDOW / 1000
+        report(SLOW_CHECK, SLOW_NET_KBIT * 0.6 <= slow_rate <= SLOW_NET_KBIT * 1.25,
+               f"unconditioned: {unconditioned * 8 / 1000:.0f} kbit in the last second; {slow_name}: {slow_rate:.1f} kbit/s "
+               f"read by the command over {SLOW_WINDOW:.0f} s from {SLOW_SETTLE:.0f} s after the switch"
+               + (f"; Slow Net itself was refused: {refusal}" if refusal else ""))
+
+        hole_at = None
+        if refusal is None:
+            choose_profile(driver, "Black Hole", switch_on=False)
+            hole_at = api_state(view)["switches"][-1]["t"]
+            time.sleep(max(0.0, hole_at + HOLE_SILENCE - time.time()) + 0.2)
+            _, last_before = received(log, slow_at, hole_at + HOLE_SILENCE)
+            silent, _ = received(log, hole_at + 0.5, hole_at + HOLE_SILENCE)
+            failures = [kind for t, kind, _ in events(log) if kind == "failed" and t > hole_at]
+            last = "no read since Slow Net" if last_before is None else \
+                f"the last read {abs(last_before - hole_at):.2f} s {'after' if last_before > hole_at else 'before'} it"
+            report(HOLE_CHECK, silent == 0 and failures,
+                   f"{silent} bytes read from 0.5 s to {HOLE_SILENCE:.0f} s after the switch ({last}); "
+                   f"{len(failures)} fetches failed meanwhile")
+        else:
+            report(HOLE_CHECK, True, f"skipped: {refusal}", skipped=True)
+
         driver.find_element(By.ID, "conditioner-switch").click()
         wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text == "Off", 10)
-        off = first_after(log, time.time() + 0.2, 8)
+        off_at = api_state(view)["switches"][-1]["t"]
+        resumed = first_read_after(log, off_at, 5)
+        report(OFF_CHECK, resumed is not None, f"first read {resumed and round(resumed - off_at, 2)} s after the switch")
+
+        state = api_state(view)
         marks = [li.get_attribute("data-profile") for li in driver.find_elements(By.CSS_SELECTOR, "#switches li")]
+        times = [s["t"] for s in state["switches"]]
+        want_marks = [slow_name] + (["Black Hole"] if hole_at else []) + [""]
+        report("switches marked on the timeline", marks[-len(want_marks):] == want_marks and times == sorted(times)
+               and times[-1] == off_at, f"marks {marks}, want {want_marks}; server times {times}")
         driver.save_screenshot(os.path.join(screenshots, "liveview-conditioner.png"))
 
-        # The rate over the window is the profile's (32 kbit/s, within half of it either way); each fetch takes
-        # many times longer than before the switch (the loop's own rate, bound by starting curl, says nothing
-        # about the link).
-        slow_rate, slow_count, slow_median = slow
-        base_median = unconditioned[2]
-        figures = (f"unconditioned: fetches took {base_median and round(base_median * 1000, 1)} ms (median of {unconditioned[1]}); "
-                   f"{slow_name}: {slow_rate and round(slow_rate, 1)} kbit/s over {slow_count} fetches in {RATE_WINDOW} s, "
-                   f"{slow_median and round(slow_median * 1000)} ms each (median); Black Hole: {hole}; off again: {off}; marks {marks}")
-        nominal = SLOW_NET_KBIT if no_netem is None else RATE_KBIT
-        report(SLOW_CHECK, slow_rate is not None and nominal / 2 <= slow_rate <= nominal * 1.5 and base_median is not None
-               and slow_median > 5 * base_median, f"{figures}; {no_netem or ''}")
-        if no_netem is None:
-            report(HOLE_CHECK, hole is not None and hole[2] == 0 and hole[1] != "200" and off is not None and off[1] == "200", figures)
-        else:
-            report(HOLE_CHECK, True, f"skipped: {no_netem}", skipped=True)
-        want_marks = [slow_name] + (["Black Hole"] if no_netem is None else []) + [""]
-        report("switches marked on the timeline", marks[-len(want_marks):] == want_marks and off is not None and off[1] == "200",
-               f"marks {marks}, want {want_marks}; after off: {off}")
-
         open(stop, "w").close()
-        ended = [f for f in fetches(log)]
         wait_for(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "ended", 15)
-        ok_rows = driver.execute_script("return document.querySelectorAll('#spacer .row').length")  # rendered only
-        fetched = sum(1 for f in fetches(log) if f[1] == "200")
+        heads = sum(1 for _, kind, status in events(log) if kind == "head" and status == "200")
         shown_200 = filter_count(driver, "status:200")
-        report("every fetch the command made is a row", shown_200 == fetched,
-               f"page status:200 rows {shown_200}, command's 200 fetches {fetched} ({len(ended)} fetches, {ok_rows} rows rendered)")
+        report("every response the command read is a row", shown_200 == heads,
+               f"page status:200 rows {shown_200}, responses the command read {heads}")
     finally:
         open(stop, "w").close()
         leave(driver, view)
         server.stop()
+
+
+INTERFACE_PROFILE = "3G"   # Profiles/3g.json: 780 kbit/s and 100 ms down (the user-space engine: no netem here)
+INTERFACE_CHECKS = ["interface: refused confirmation changes nothing", "interface: confirmed profile slows a download",
+                    "interface: off restores tc exactly", "interface: stopping the view restores tc exactly"]
+
+
+def run_quiet(*command):
+    return subprocess.run(list(command), capture_output=True, text=True, timeout=15)
+
+
+def api_state(view):
+    """The server's own account of the conditioner (GET /api/conditioner), not the page's."""
+    url = view.url.split("/?token=")
+    request = urllib.request.Request(url[0] + "/api/conditioner", headers={"X-TapKit-Token": url[1]})
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        return json.load(answer)
+
+
+def curl_download(url, size):
+    """curl's own figures for one download: seconds, or None when it did not get all `size` bytes."""
+    out = run_quiet("curl", "-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code} %{size_download} %{time_total}", url)
+    code, got, seconds = (out.stdout.split() + ["", "", ""])[:3]
+    return float(seconds) if code == "200" and got == str(size) else None
+
+
+def dialog_open(driver):
+    return driver.execute_script("return document.getElementById('confirm-dialog').open")
+
+
+def check_interface(driver, capture, work, screenshots):
+    """`capture -i IFACE --ui` on a veth whose peer is in a namespace made here, with a server there: a profile chosen
+    on the page is applied only through the confirmation dialog (refused once: nothing changes), a download from the
+    namespace gets slower by curl's own clock, the switch is marked on the timeline, and off (then stopping the view)
+    gives back `tc qdisc show` byte for byte."""
+    tag = os.urandom(3).hex()
+    namespace, host, inner = f"w23-bns{tag}", f"w23-bh{tag}", f"w23-bn{tag}"
+    subnet = f"10.232.{int(tag[:2], 16) % 250 + 1}"
+    setup = [["netns", "add", namespace], ["link", "add", host, "type", "veth", "peer", "name", inner, "netns", namespace],
+             ["addr", "add", f"{subnet}.1/24", "dev", host], ["link", "set", host, "up"],
+             ["-n", namespace, "addr", "add", f"{subnet}.2/24", "dev", inner],
+             ["-n", namespace, "link", "set", inner, "up"], ["-n", namespace, "link", "set", "lo", "up"]]
+    www, state = os.path.join(work, "iface-www"), os.path.join(work, "iface-state")
+    os.makedirs(www, exist_ok=True)
+    size = 100_000  # about a second at 3G's 780 kbit/s, milliseconds without it
+    with open(os.path.join(www, "blob.bin"), "wb") as f:
+        f.write(os.urandom(size))
+    server = view = None
+    try:
+        for command in setup:
+            result = run_quiet("ip", *command)
+            if result.returncode != 0:
+                raise RuntimeError(f"ip {' '.join(command)}: {result.stderr}")
+        server = FileServer(www, f"{subnet}.2", ["ip", "netns", "exec", namespace])
+        blob = f"http://{subnet}.2:{server.port}/blob.bin"
+
+        def qdiscs():
+            return run_quiet("tc", "qdisc", "show", "dev", host).stdout
+
+        def switch_text(d):
+            return d.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text
+
+        bare = qdiscs()
+        view = LiveView(capture, None, arguments=["-i", host, "--ui", "127.0.0.1:0"],
+                        environment={**os.environ, "TAPKIT_STATE_DIR": state})
+        driver.get(view.url)
+        wait_for(driver, lambda d: f"interface {host}" in d.find_element(By.ID, "conditioner").text, 10)
+        unconditioned = curl_download(blob, size)
+
+        # Refused: the dialog names the interface; Cancel leaves the switch off and the interface untouched.
+        pick(driver, INTERFACE_PROFILE)
+        driver.find_element(By.ID, "conditioner-switch").click()
+        wait_for(driver, dialog_open, 5)
+        question = driver.find_element(By.ID, "confirm-text").text
+        driver.save_screenshot(os.path.join(screenshots, "liveview-confirm.png"))
+        driver.find_element(By.CSS_SELECTOR, "#confirm-dialog button[value=cancel]").click()
+        wait_for(driver, lambda d: not dialog_open(d), 5)
+        time.sleep(0.3)  # a request the page wrongly sent would have been answered by now
+        refused = api_state(view)
+        problems = []
+        if host not in question or INTERFACE_PROFILE not in question:
+            problems.append(f"the dialog asks {question!r}")
+        if refused["active"] is not None or len(refused["switches"]) != 1 or qdiscs() != bare:
+            problems.append(f"after Cancel the server has {refused['active']!r}, switches {refused['switches']}")
+        if switch_text(driver) != "Off" or driver.find_element(By.ID, "conditioner-switch").is_selected():
+            problems.append(f"after Cancel the panel shows {switch_text(driver)!r}")
+        report(INTERFACE_CHECKS[0], not problems, "; ".join(problems) or
+               f"dialog: {question!r}; Cancel: server still off, `tc qdisc show dev {host}` byte-equal")
+
+        # Confirmed: applied, and curl's download from the namespace slows to the profile's rate.
+        driver.find_element(By.ID, "conditioner-switch").click()
+        wait_for(driver, dialog_open, 5)
+        driver.find_element(By.ID, "confirm-ok").click()
+        wait_for(driver, lambda d: switch_text(d) == f"On: {INTERFACE_PROFILE}", 15)
+        applied = qdiscs()
+        conditioned = curl_download(blob, size)
+        marks = [li.get_attribute("data-profile") for li in driver.find_elements(By.CSS_SELECTOR, "#switches li")]
+        rate = conditioned and size * 8 / conditioned / 1000
+        report(INTERFACE_CHECKS[1], applied != bare and unconditioned is not None and conditioned is not None
+               and conditioned > 5 * unconditioned and rate <= 780 * 1.25 and marks[-1:] == [INTERFACE_PROFILE],
+               f"100 KB in {unconditioned} s before, {conditioned} s with {INTERFACE_PROFILE} "
+               f"({rate and round(rate)} kbit/s, profile 780); marks {marks}")
+
+        # Off from the page: no dialog (it only restores), the interface as it was.
+        driver.find_element(By.ID, "conditioner-switch").click()
+        try:
+            wait_for(driver, lambda d: switch_text(d) == "Off", 15)
+        except TimeoutException:
+            pass
+        marks = [li.get_attribute("data-profile") for li in driver.find_elements(By.CSS_SELECTOR, "#switches li")]
+        errors = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#conditioner .error")]
+        after = curl_download(blob, size)
+        restored = qdiscs()
+        report(INTERFACE_CHECKS[2], restored == bare and switch_text(driver) == "Off" and marks[-2:] == [INTERFACE_PROFILE, ""]
+               and not errors and after is not None,
+               f"panel {switch_text(driver)!r}, errors {errors}, marks {marks}; 100 KB in {after} s after; "
+               f"tc before {bare!r}, after {restored!r}")
+
+        # Applied again, then the view is stopped (Ctrl-C): it puts back what the interface had.
+        driver.find_element(By.ID, "conditioner-switch").click()
+        wait_for(driver, dialog_open, 5)
+        driver.find_element(By.ID, "confirm-ok").click()
+        wait_for(driver, lambda d: switch_text(d) == f"On: {INTERFACE_PROFILE}", 15)
+        reapplied = qdiscs()
+        leave(driver, view)
+        ifb = run_quiet("ip", "link", "show", f"tk-{host}").returncode == 0
+        report(INTERFACE_CHECKS[3], reapplied != bare and qdiscs() == bare and not ifb and view.process.returncode == 0,
+               f"exit {view.process.returncode}; ifb left: {ifb}; tc after stop {qdiscs()!r}")
+    finally:
+        if view:
+            leave(driver, view)
+        if server:
+            server.stop()
+        run_quiet("ip", "netns", "del", namespace)  # takes the veth pair with it
+        run_quiet("ip", "link", "del", f"tk-{host}")  # the ifb, should a restore have failed
 
 
 def main():
@@ -721,6 +871,7 @@ def main():
     if args.live:
         driver = browser(downloads)
         try:
+            check_interface(driver, args.capture, work, args.screenshots)
             check_live(driver, args.capture, work, args.screenshots)
         finally:
             driver.quit()

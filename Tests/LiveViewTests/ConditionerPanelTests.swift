@@ -58,6 +58,10 @@ import TestSupport
         #expect(target.applied.withLockedValue { $0 }.isEmpty)
         #expect(post(panel, #"{"profile": "Edge", "confirm": true}"#).status == 200)
         #expect(target.applied.withLockedValue { $0 } == ["Edge"])
+        // Off only puts back what was there (as `condition off`, which asks nothing): no confirmation needed.
+        #expect(post(panel, #"{"profile": null}"#).status == 200)
+        #expect(target.applied.withLockedValue { $0 } == ["Edge", nil])
+        #expect(post(notRoot, #"{"profile": null}"#).status == 403)
         let offline = ConditionerPanel(unavailable: "reading a file")
         #expect(post(offline, #"{"profile": "Edge"}"#).status == 409)
         #expect(String(decoding: offline.stateDocument(), as: UTF8.self).contains(#""available":false,"reason":"reading a file""#))
