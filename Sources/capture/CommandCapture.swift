@@ -175,7 +175,10 @@ extension CaptureCommand {
         do {
             if let profile {
                 dns = try SandboxDNSAnswering.start(for: profile, in: sandbox, registry: CaptureEnvironment.registry, runner: runner)
-                try SandboxConditioning.apply(profile, to: sandbox, runner: runner)
+                if try SandboxConditioning.apply(profile, to: sandbox, runner: runner) == .userspace {
+                    printError("delay and loss of \"\(profile.name)\" by the \(ConditioningEngine.userspace.summary) engine in the "
+                               + "sandbox: this kernel has no netem")
+                }
             }
         } catch {
             _ = dns?.stop()

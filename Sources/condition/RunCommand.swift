@@ -128,7 +128,10 @@ struct RunCommand: ParsableCommand {
                 // DNS faults, and the profile's DNS delay (without netem), need TapKit to answer the command's DNS.
                 dns = try SandboxDNSAnswering.start(for: chosen, in: sandbox, registry: ConditionEnvironment.registry, runner: runner)
                 if let dns { SandboxCLI.printError("condition: " + dns.announcement) }
-                try SandboxConditioning.apply(chosen, to: sandbox, runner: runner)
+                if try SandboxConditioning.apply(chosen, to: sandbox, runner: runner) == .userspace {
+                    SandboxCLI.printError("condition: delay and loss by the " + ConditioningEngine.userspace.summary
+                                          + " engine in the sandbox: this kernel has no netem")
+                }
             }
         } catch {
             _ = dns?.stop()
