@@ -444,15 +444,18 @@ public struct ConnectionNotice: Sendable, Hashable {
     public var time: Timestamp
     /// A QUIC connection's transport parameters, each side's as far as its handshake was read.
     public var transportParameters: QUICTransportParameters?
+    /// A QUIC connection's resumption and 0-RTT, as far as its handshake was read.
+    public var resumption: QUICResumption?
 
     public init(connection: ConnectionID, client: Endpoint, server: Endpoint, kind: Kind, time: Timestamp,
-                transportParameters: QUICTransportParameters? = nil) {
+                transportParameters: QUICTransportParameters? = nil, resumption: QUICResumption? = nil) {
         self.connection = connection
         self.client = client
         self.server = server
         self.kind = kind
         self.time = time
         self.transportParameters = transportParameters
+        self.resumption = resumption
     }
 }
 

@@ -10,7 +10,8 @@ extension TextOutput {
 /// The API's JSON documents (docs/liveview.md), written with the Reports JSON writer: every captured string goes out
 /// as an escaped JSON string, never as markup.
 enum APIDocuments {
-    /// An exchange as `capture --http --json` prints it, plus `id`, `bodies` and, on TLS connections, `tls`.
+    /// An exchange as `capture --http --json` prints it, plus `id`, `bodies` and, on TLS connections, `tls` (on QUIC
+    /// ones, `quic`): the connection's record.
     static func exchange(_ stored: StoredExchange, into json: inout TextOutput) {
         HTTPJSONRenderer.write(stored.exchange, into: &json)
         json.removeLast()  // the object's closing brace: the live view's members follow
@@ -23,6 +24,10 @@ enum APIDocuments {
             json.append(","); json.key("tls")
             TLSJSONRenderer.write(tls, into: &json)
         }
+        if let quic = stored.quic {
+            json.append(","); json.key("quic")
+            QUICJSONRenderer.write(quic, into: &json)
+        }
         json.append("}")
     }
 
@@ -33,6 +38,10 @@ enum APIDocuments {
             exchange(stored, into: &json)
         case .tls(let id, let facts):
             TLSJSONRenderer.write(facts, into: &json)
+            json.removeLast()
+            json.append(","); json.key("id"); json.number(id); json.append("}")
+        case .quic(let id, let notice):
+            QUICJSONRenderer.write(notice, into: &json)
             json.removeLast()
             json.append(","); json.key("id"); json.number(id); json.append("}")
         case .webSocket(let id, let message, let kept):

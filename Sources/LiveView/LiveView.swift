@@ -4,6 +4,7 @@ import Foundation
 import HTTPModel
 import NIOConcurrencyHelpers
 import PacketDecoding
+import Reports
 
 /// The live view as the executable uses it: a second consumer of the capture engine's events beside the terminal.
 /// `handle` and `observe` are called on the engine's threads and only take a lock to add to the store; the server
@@ -51,6 +52,8 @@ public final class LiveView: Sendable {
             if upgraded.withLockedValue({ $0.contains(message.connection) }) { store.add(message) }
         case .tls(let facts):
             store.add(tls: facts)
+        case .http(.notice(let notice)) where QUICJSONRenderer.isRecord(notice):
+            store.add(quic: notice)  // as `--json` prints it: QUIC connections with a key log
         case .http(.notice), .http(.warning):
             break
         }

@@ -4,8 +4,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import PacketDecoding
 
-/// Every record the engine reported that `capture --http --json` would print (exchanges, TLS sessions, WebSocket
-/// messages), numbered from 0 in the order reported, with bodies kept up to the limits: what the API pages through,
+/// Every record the engine reported that `capture --http --json` would print (exchanges, TLS sessions, QUIC
+/// connections, WebSocket messages), numbered from 0 in the order reported, with bodies kept up to the limits: what the API pages through,
 /// the HAR download renders, and the body downloads serve. Safe to use from the engine's thread (which adds) and the
 /// server's (which reads) at once.
 public final class RecordStore: Sendable {
@@ -15,9 +15,9 @@ public final class RecordStore: Sendable {
         var firstID = 0
         var keptBodyBytes = 0
         var dropped = 0
-        /// TLS facts by connection, for the exchanges that follow them (bounded: oldest forgotten first).
-        var tls: [ConnectionID: TLSSessionFacts] = [:]
-        var tlsOrder = CircularBuffer<ConnectionID>()
+        /// TLS or QUIC facts by connection, for the exchanges that follow them (bounded: oldest forgotten first).
+        var sessions: [ConnectionID: Session] = [:]
+        var sessionOrder = CircularBuffer<ConnectionID>()
         var throughput: ThroughputBuckets
         var directions: TrafficDirections
     }
@@ -40,8 +40,9 @@ public final class RecordStore: Sendable {
             var exchange = exchange
             let request = keep(&exchange.request, in: &state)
             let response = keep(&exchange.response, in: &state)
-            let stored = StoredExchange(id: id, exchange: exchange, requestBody: request,
-                                        responseBody: response, tls: state.tls[exchange.connection])
+            let session = state.sessions[exchange.connection]
+            let stored = StoredExchange(id: id, exchange: exchange, requestBody: request, responseBody: response,
+                                        tls: session?.tls, quic: session?.quic)
             state.records.append(.exchange(stored))
             return stored
         }
@@ -65,11 +66,24 @@ public final class RecordStore: Sendable {
     /// The TLS facts of a connection: a record of their own, and shown with the connection's later exchanges.
     public func add(tls facts: TLSSessionFacts) {
         state.withLockedValue { state in
-            if state.tls.updateValue(facts, forKey: facts.connection) == nil {
-                state.tlsOrder.append(facts.connection)
-                if state.tlsOrder.count > limits.connections { state.tls[state.tlsOrder.removeFirst()] = nil }
-            }
+            remember(.tls(facts), of: facts.connection, in: &state)
             state.records.append(.tls(id: append(in: &state), facts))
+        }
+    }
+
+    /// A QUIC connection's facts (the notice `--json` prints as its `quic` record): a record of their own, and shown
+    /// with the connection's later exchanges.
+    public func add(quic notice: ConnectionNotice) {
+        state.withLockedValue { state in
+            remember(.quic(notice), of: notice.connection, in: &state)
+            state.records.append(.quic(id: append(in: &state), notice))
+        }
+    }
+
+    private func remember(_ session: Session, of connection: ConnectionID, in state: inout State) {
+        if state.sessions.updateValue(session, forKey: connection) == nil {
+            state.sessionOrder.append(connection)
+            if state.sessionOrder.count > limits.connections { state.sessions[state.sessionOrder.removeFirst()] = nil }
         }
     }
 
@@ -161,20 +175,22 @@ public final class RecordStore: Sendable {
 public enum StoredRecord: Sendable {
     case exchange(StoredExchange)
     case tls(id: Int, TLSSessionFacts)
+    /// A QUIC connection's notice, as `--json` prints it (`QUICJSONRenderer`).
+    case quic(id: Int, ConnectionNotice)
     /// The message's bytes cut to the limits, and what of them was kept.
     case webSocket(id: Int, WebSocketMessage, KeptBody)
 
     public var id: Int {
         switch self {
         case .exchange(let stored): stored.id
-        case .tls(let id, _), .webSocket(let id, _, _): id
+        case .tls(let id, _), .quic(let id, _), .webSocket(let id, _, _): id
         }
     }
 
     var keptBytes: Int {
         switch self {
         case .exchange(let stored): stored.requestBody.keptBytes + stored.responseBody.keptBytes
-        case .tls: 0
+        case .tls, .quic: 0
         case .webSocket(_, _, let kept): kept.keptBytes
         }
     }
@@ -189,6 +205,17 @@ public struct StoredExchange: Sendable {
     public let responseBody: KeptBody
     /// The connection's TLS facts, when it was TLS and they came first.
     public let tls: TLSSessionFacts?
+    /// The connection's QUIC facts (HTTP/3), when they came first.
+    public let quic: ConnectionNotice?
+}
+
+/// What the store remembers of a connection for its exchanges.
+enum Session {
+    case tls(TLSSessionFacts)
+    case quic(ConnectionNotice)
+
+    var tls: TLSSessionFacts? { if case .tls(let facts) = self { facts } else { nil } }
+    var quic: ConnectionNotice? { if case .quic(let notice) = self { notice } else { nil } }
 }
 
 /// What of a body the store holds, and why not all of it.

@@ -45,6 +45,8 @@ final class QUICConnection {
     private var serverALPN: String?
     /// The server's quic_transport_parameters, from its EncryptedExtensions.
     private var serverTransportParameters: [UInt8]?
+    /// Whether the EncryptedExtensions accepted 0-RTT; nil until it is read.
+    private var serverAcceptedEarlyData: Bool?
     private var secrets: TLSKeyLog.Secrets?
     private var keysLooked = false
     private var noticeSent = false
@@ -271,7 +273,8 @@ final class QUICConnection {
     private func lookUpKeys(emit: (QUICEvent) -> Void, at time: Timestamp,
                             need: (TLSKeyLog.Secrets) -> Bool = { _ in true }) {
         guard let keySource, let random = clientHello.flatMap({ ClientRandom($0.random) }) else {
-            if keySource == nil || clientHello != nil { sendNoticeIfReady(emit, force: true) }
+            // Without a key log the line waits for the ServerHello (or the end), which says whether it resumed.
+            if keySource == nil ? serverHello != nil : clientHello != nil { sendNoticeIfReady(emit, force: true) }
             return
         }
         let found = keySource.secrets(for: random, need: need)
@@ -408,14 +411,18 @@ final class QUICConnection {
         switch (type, fromClient) {
         case (HandshakeType.clientHello, true) where clientHello == nil:
             clientHello = ClientHelloFacts(body: body[...]) ?? ClientHelloFacts()
-            if keySource == nil { sendNoticeIfReady(emit, force: true) }
-        case (HandshakeType.serverHello, false) where serverHello == nil:
+        case (HandshakeType.serverHello, false) where serverHello?.isHelloRetryRequest != false:
+            // A HelloRetryRequest is followed by the ServerHello that says how the handshake goes on.
             serverHello = ServerHelloFacts(body: body[...])
-            if keySource != nil { lookUpKeys(emit: emit, at: time) }
+            guard serverHello?.isHelloRetryRequest != true else { break }
+            // Without a key log the line waits for the ServerHello too (an Initial, always readable): it says
+            // whether the session was resumed.
+            lookUpKeys(emit: emit, at: time)
         case (HandshakeType.encryptedExtensions, false):
             let facts = EncryptedExtensionsFacts(body: body[...])
             serverALPN = facts.alpn
             serverTransportParameters = facts.quicTransportParameters
+            serverAcceptedEarlyData = facts.acceptedEarlyData
             sendNoticeIfReady(emit, force: true)
         default:
             break
@@ -506,7 +513,11 @@ final class QUICConnection {
         emit(.notice(ConnectionNotice(connection: id, client: client, server: server,
                                       kind: .quic(version: version.rawValue, serverName: clientHello?.serverName,
                                                   alpn: alpn, keys: keys),
-                                      time: start, transportParameters: transportParameters)))
+                                      time: start, transportParameters: transportParameters,
+                                      resumption: QUICResumption(offered: clientHello?.offersPreSharedKey,
+                                                                 resumed: serverHello?.acceptedPreSharedKey,
+                                                                 earlyDataOffered: clientHello?.offersEarlyData,
+                                                                 earlyDataAccepted: serverAcceptedEarlyData))))
     }
 
     /// Each side's transport parameters as far as its handshake was read; nil before the ClientHello was.

@@ -136,6 +136,7 @@ public struct HTTPTextRenderer: Sendable {
             out += paint("QUIC", .magenta) + " " + ExchangeText.quicVersion(version) + " "
             out += BodyPresentation.terminalSafe(serverName ?? "(no server name)")
             if !alpn.isEmpty { out += "  ALPN " + BodyPresentation.terminalSafe(alpn.joined(separator: ", ")) }
+            if let resumption = notice.resumption { out += Self.resumptionSummary(resumption) }
             switch keys {
             case .noKeyLog: out += "  " + paint("(encrypted, not decoded)", .dim)
             case .notLogged: out += "  " + paint("(no key logged for this connection)", .dim)
@@ -148,6 +149,41 @@ public struct HTTPTextRenderer: Sendable {
             out += "    client transport parameters: " + Self.parameterList(parameters.client) + "\n"
             out += "    server transport parameters: "
                 + (parameters.server.map(Self.parameterList) ?? "not seen (its Handshake packets were not decrypted)") + "\n"
+        }
+        if options.verbose, let resumption = notice.resumption { out += "    " + Self.resumptionDetails(resumption) + "\n" }
+        return out
+    }
+
+    /// On the QUIC line, as the TLS line says `resumed`: the session resumed, and what became of 0-RTT.
+    static func resumptionSummary(_ resumption: QUICResumption) -> String {
+        var out = resumption.resumed == true ? "  resumed" : ""
+        if resumption.earlyDataOffered == true {
+            switch resumption.earlyDataAccepted {
+            case true?: out += "  0-RTT accepted"
+            case false?: out += "  0-RTT rejected"
+            case nil: out += "  0-RTT offered (acceptance not seen)"
+            }
+        }
+        return out
+    }
+
+    /// With -v: each side's part, and what could not be seen.
+    static func resumptionDetails(_ resumption: QUICResumption) -> String {
+        var out = "resumption: "
+        switch (resumption.offered, resumption.resumed) {
+        case (nil, _): out += "not seen (no ClientHello read)"
+        case (false?, _): out += "not offered"
+        case (true?, true?): out += "offered by the client, accepted by the server (resumed)"
+        case (true?, false?): out += "offered by the client, not accepted by the server (full handshake)"
+        case (true?, nil): out += "offered by the client, the server's answer not seen (no ServerHello read)"
+        }
+        out += "; 0-RTT: "
+        switch (resumption.earlyDataOffered, resumption.earlyDataAccepted) {
+        case (nil, _): out += "not seen (no ClientHello read)"
+        case (false?, _): out += "not offered"
+        case (true?, true?): out += "offered by the client, accepted by the server"
+        case (true?, false?): out += "offered by the client, rejected by the server"
+        case (true?, nil): out += "offered by the client, the server's answer not seen (its EncryptedExtensions was not decrypted)"
         }
         return out
     }

@@ -5,7 +5,21 @@ import PacketDecoding
 /// connections get theirs (TLSJSONRenderer). It has a `quic` member where exchanges have `request`/`response`
 /// (documented in docs/http3.md): the connection's line as facts, and each side's transport parameters.
 public enum QUICJSONRenderer {
+    /// Whether `--json` prints `notice` as a record on standard output: a QUIC connection seen with a key log (as
+    /// TLS connections get records only with one). Without a key log its line goes to standard error.
+    public static func isRecord(_ notice: ConnectionNotice) -> Bool {
+        guard case .quic(_, _, _, let keys) = notice.kind else { return false }
+        return keys != .noKeyLog
+    }
+
     public static func appendLine(for notice: ConnectionNotice, to json: inout TextOutput) {
+        guard case .quic = notice.kind else { return }
+        write(notice, into: &json)
+        json.append(UInt8(ascii: "\n"))
+    }
+
+    /// The object alone, without a newline (the live view adds its own members).
+    public static func write(_ notice: ConnectionNotice, into json: inout TextOutput) {
         guard case .quic(let version, let serverName, let alpn, let keys) = notice.kind else { return }
         json.append("{")
         json.key("ts"); json.time(notice.time)
@@ -23,6 +37,11 @@ public enum QUICJSONRenderer {
         case .notLogged: json.string("no key logged for this connection")
         case .noKeyLog: json.string("no key log")
         }
+        let resumption = notice.resumption
+        json.append(","); json.key("resumption_offered"); optional(resumption?.offered, &json)
+        json.append(","); json.key("resumed"); optional(resumption?.resumed, &json)
+        json.append(","); json.key("early_data_offered"); optional(resumption?.earlyDataOffered, &json)
+        json.append(","); json.key("early_data_accepted"); optional(resumption?.earlyDataAccepted, &json)
         json.append(","); json.key("transport_parameters")
         if let parameters = notice.transportParameters {
             json.append("{"); json.key("client"); list(parameters.client, &json)
@@ -32,7 +51,7 @@ public enum QUICJSONRenderer {
         } else {
             json.null()
         }
-        json.append("}}\n")
+        json.append("}}")
     }
 
     /// `[{"id": 1, "name": "max_idle_timeout", "value": 30000}, ...]`: integers as numbers, flags as true, bytes
@@ -68,6 +87,11 @@ public enum QUICJSONRenderer {
             json.append("}")
         }
         json.append("]")
+    }
+
+    /// true or false as the handshake message said, null when that message was not read.
+    private static func optional(_ value: Bool?, _ json: inout TextOutput) {
+        if let value { json.bool(value) } else { json.null() }
     }
 
     private static func strings(_ values: [String], _ json: inout TextOutput) {

@@ -121,7 +121,7 @@ final class HTTPOutputSink {
         case .notice(let notice):
             // Not exchanges: in JSON mode they go to standard error so standard output stays one schema.
             guard filter.isEmpty || !filter.hosts.isEmpty && matchesHost(notice) else { return }
-            if json, case .quic(_, _, _, let keys) = notice.kind, keys != .noKeyLog {
+            if json, QUICJSONRenderer.isRecord(notice) {
                 // With a key log a QUIC connection gets an object on standard output, as a TLS one does.
                 QUICJSONRenderer.appendLine(for: notice, to: &text)
             } else if json {

@@ -86,7 +86,7 @@ def oracle(capture, pcap, *extra):
 
 
 def exchanges(records):
-    return [r for r in records if "tls" not in r and "type" not in r]
+    return [r for r in records if "tls" not in r and "quic" not in r and "type" not in r]
 
 
 def har_bodies(capture, pcap, work, *extra):
@@ -141,7 +141,7 @@ def expected_row(record, tls_connections):
     else:
         status = "(no status line)" if response.get("version") == "HTTP/0.9" else "(no status code)"
     version = (request or response or {}).get("version", "")
-    protocol = "h2" if "http2" in record else version.lower()
+    protocol = "h2" if "http2" in record else "h3" if "http3" in record else version.lower()
     if (record["client"], record["server"]) in tls_connections:
         protocol += " TLS"
     return {"time": clock(record["ts"]), "method": (request or {}).get("method", ""), "host": host,
@@ -330,6 +330,37 @@ def check_json_tree(driver, body):
             want.append([key, json.dumps(value)])
     got = tree_keys(driver)
     report("json tree", got == want, f"page {got} / body {want}")
+
+
+def check_quic(driver, capture, fixtures, views):
+    """HTTP/3 with its key log (h3-resume: a full handshake, then a resumed one with 0-RTT): the rows equal --json's,
+    and the Connection tab of the resumed connection's last exchange shows its `quic` record: version, SNI,
+    resumption, 0-RTT and each side's transport parameters, as --json has them."""
+    pcap = os.path.join(fixtures, "quic", "h3-resume.pcap")
+    keys = ["--keylog", os.path.join(fixtures, "quic", "h3-resume.keys")]
+    records = oracle(capture, pcap, *keys)
+    view = LiveView(capture, pcap, *keys)
+    views.append(view)
+    rows = exchanges(records)
+    open_page(driver, view.url, len(rows))
+    check_rows(driver, "h3-resume (h3)", records, view.user)
+    last = rows[-1]
+    want = [r["quic"] for r in records if "quic" in r and (r["client"], r["server"]) == (last["client"], last["server"])]
+    if not want:
+        report("quic facts", False, "--json printed no quic record for the last exchange's connection")
+        return
+    want = want[0]
+    select_row(driver, len(rows) - 1, "connection")
+    text = driver.find_element(By.ID, "tab-body").text
+    lines = [f"Version {want['version']}", f"Server name (SNI) {want['server_name']}", "Resumption offered true",
+             f"Resumed {str(want['resumed']).lower()}", f"0-RTT accepted {str(want['early_data_accepted']).lower()}",
+             "Client transport parameters", "Server transport parameters"]
+    lines += [f"{p['name']} {p['value']}" for side in ("client", "server") for p in want["transport_parameters"][side]
+              if isinstance(p["value"], (int, str)) and not isinstance(p["value"], bool)]
+    missing = [line for line in lines if line not in text]
+    report("quic facts", want["resumed"] is True and want["early_data_accepted"] is True and not missing,
+           f"missing {missing}" if missing else f"{len(lines)} facts shown as --json has them")
+    leave(driver, view)
 
 
 def check_websocket(driver, records):
@@ -919,6 +950,8 @@ def main():
         report("tls facts", f"Cipher suite {want['cipher_suite']}" in text and f"Server name (SNI) {want['server_name']}" in text
                and "Stream 1" in text, text[:300])
         leave(driver, view)
+
+        check_quic(driver, args.capture, args.fixtures, views)
 
         websocket = os.path.join(args.fixtures, "h2", "websocket.pcap")
         records = oracle(args.capture, websocket)

@@ -5,11 +5,11 @@ import TestSupport
 /// The API shows what the CLI shows: `capture -r FILE --ui` (run alone, with nothing else asking for bodies or
 /// hashes) serves every record a separate `capture -r FILE --http --json` prints, in the same order, each equal on
 /// every field `--json` has; the view adds only its own members. Every fixture with a key log (TLS 1.2/1.3, h2,
-/// HTTP/3) and the WebSocket capture, whose long text messages and hashes differed once (the view's run kept more
+/// HTTP/3, whose QUIC connection records are compared like the rest) and the WebSocket capture, whose long text messages and hashes differed once (the view's run kept more
 /// of a message and hashed nothing).
 @Suite struct LiveViewRecordTests {
     /// The view's own members, beside `--json`'s.
-    static let viewMembers: Set<String> = ["id", "bodies", "tls", "kept"]
+    static let viewMembers: Set<String> = ["id", "bodies", "tls", "quic", "kept"]
 
     static let fixtures: [(String, String?)] = {
         let root = TestEnvironment.fixtures
@@ -27,11 +27,9 @@ import TestSupport
         if let keys { arguments += ["--keylog", root.appendingPathComponent(keys).path] }
         let printed = try run(TestEnvironment.executable("capture").path, arguments + ["--http", "--json"])
         #expect(printed.status == 0)
-        // A QUIC connection's own record (`quic`: its facts and transport parameters, printed with a key log) is
-        // not an exchange; the live view lists exchanges.
         let lines = try printed.stdoutText.split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-        }.filter { $0["quic"] == nil }
+        }
 
         let running = try RunningCapture(arguments + ["--ui", "127.0.0.1:0"])
         defer { running.kill() }
@@ -53,6 +51,16 @@ import TestSupport
                 let served = try #require(record[key], "\(fixture) record \(index): no \(key)")
                 #expect(try Self.same(served, value), "\(fixture) record \(index) \(key): \(served) against --json's \(value)")
             }
+            // An exchange carries its connection's TLS or QUIC record: one --json printed, for the same endpoints.
+            for key in ["tls", "quic"] where line[key] == nil {
+                guard let session = record[key] else { continue }
+                let printed = lines.filter { $0[key] != nil && $0["client"] as? String == line["client"] as? String }
+                #expect(try printed.contains { try Self.same($0, session) }, "\(fixture) record \(index): its \(key) is none --json printed")
+            }
+        }
+        if fixture.hasPrefix("quic/") {
+            #expect(lines.contains { $0["quic"] != nil } && records.contains { $0["http3"] != nil && $0["quic"] != nil },
+                    "\(fixture): no QUIC record, or no exchange carrying one")
         }
     }
 

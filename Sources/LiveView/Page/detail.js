@@ -1,5 +1,5 @@
-// The detail pane of one exchange: tabs for headers, bodies, timing, connection facts (TLS, HTTP/2, gRPC) and
-// WebSocket messages. Everything is built with createElement and textContent.
+// The detail pane of one exchange: tabs for headers, bodies, timing, connection facts (TLS, QUIC, HTTP/2, HTTP/3,
+// gRPC) and WebSocket messages. Everything is built with createElement and textContent.
 
 import { getBytes } from "./api.js";
 import { releaseBlobs, renderBody } from "./body.js";
@@ -52,6 +52,36 @@ function recordFacts(object, labels = {}) {
   return facts(Object.entries(object).filter(([, v]) => typeof v !== "object" || v === null || Array.isArray(v))
     .map(([key, value]) => [labels[key] ?? key, value == null ? null : Array.isArray(value) ? value.join(", ") || "(none)" : String(value),
       value === null ? "none" : undefined]));
+}
+
+// A QUIC connection's record (`quic` in --json): its TLS handshake as far as it was read, then each side's
+// transport parameters. null is what was not seen, and says which message was missing.
+function quicSection(quic) {
+  const told = (value) => value == null ? null : String(value);
+  const parameters = quic.transport_parameters;
+  return section("QUIC", facts([
+    ["Version", quic.version],
+    ["Server name (SNI)", quic.server_name, "none sent"],
+    [quic.decrypted ? "ALPN chosen" : "ALPN offered", Array.isArray(quic.alpn) ? quic.alpn.join(", ") || null : null, "none"],
+    ["Decrypted", told(quic.decrypted)],
+    ["Problem", quic.problem, "none"],
+    ["Resumption offered", told(quic.resumption_offered), "not seen (no ClientHello read)"],
+    ["Resumed", told(quic.resumed), "not seen (no ServerHello read)"],
+    ["0-RTT offered", told(quic.early_data_offered), "not seen (no ClientHello read)"],
+    ["0-RTT accepted", told(quic.early_data_accepted), "not seen (the EncryptedExtensions was not decrypted)"],
+  ]), element("h4", null, "Client transport parameters"),
+  parameters ? parameterTable(parameters.client) : absent("not seen (no ClientHello read)"),
+  element("h4", null, "Server transport parameters"),
+  parameters?.server ? parameterTable(parameters.server) : absent("not seen (its Handshake packets were not decrypted)"));
+}
+
+// Each parameter as sent, in order: numbers, `true` for a flag, hex, or an object's members.
+function parameterTable(parameters) {
+  if (!Array.isArray(parameters) || parameters.length === 0) return absent("none sent");
+  const shown = (value) => value !== null && typeof value === "object"
+    ? Object.entries(value).map(([key, member]) => `${key} ${Array.isArray(member) ? member.join(", ") : member}`).join("; ")
+    : String(value);
+  return facts(parameters.map((parameter) => [String(parameter.name), shown(parameter.value)]), "facts transport-parameters");
 }
 
 export class DetailPane {
@@ -172,7 +202,15 @@ export class DetailPane {
       offered_alpn: "ALPN offered", resumed: "Resumed", hello_retry_request: "HelloRetryRequest",
       early_data_offered: "Early data offered", decrypted: "Decrypted", problem: "Problem",
     })));
+    else if (row.quic) box.append(quicSection(row.quic.quic));
+    else if (record.http3) box.append(section("QUIC", absent("no QUIC connection record seen for this connection")));
     else box.append(section("TLS", absent("no TLS session seen on this connection")));
+    if (record.http3) {
+      box.append(section("HTTP/3 stream", recordFacts(record.http3, {
+        stream: "Stream", push_id: "Push ID", pushed_on: "Pushed on stream", outcome: "Outcome", by: "By",
+        error_code: "Error code", error: "Error", goaway_id: "GOAWAY id", header_table_unknown: "Header table unknown",
+      })));
+    }
     if (record.http2) {
       const outcome = record.http2.outcome;
       box.append(section("HTTP/2 stream", recordFacts(record.http2, {

@@ -2,7 +2,7 @@
 // free text (anywhere in method, host, path, status, type, addresses) or `key:value`; a leading `-` negates.
 //   host:api.example.com  host:*.example.com   path:/v1  path:*.png   method:POST
 //   status:404  status:4xx  status:200-299      type:json (json html js css image font media xml text grpc
-//   binary websocket, or part of the Content-Type)   proto:h2  proto:tls
+//   binary websocket, or part of the Content-Type)   proto:h2  proto:h3  proto:tls  proto:quic
 // A word that cannot be read (status:abc) is reported and left out, so the rest still filters.
 
 function glob(pattern) {
@@ -55,6 +55,7 @@ function typeTest(value) {
 function protocolTest(value) {
   const lower = value.toLowerCase();
   if (lower === "tls") return (row) => row.tls != null;
+  if (lower === "quic") return (row) => row.record.http3 != null;
   return (row) => row.protocol != null && row.protocol.toLowerCase() === lower;
 }
 

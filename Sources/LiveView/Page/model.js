@@ -41,6 +41,7 @@ export function typeOf(mime) {
 
 function protocolOf(record) {
   if (record.http2) return "h2";
+  if (record.http3) return "h3";
   const version = record.request?.version ?? record.response?.version;
   if (version == null) return null;
   const match = /^HTTP\/(\d(?:\.\d)?)$/i.exec(version);
@@ -83,6 +84,7 @@ export class Row {
     this.protocol = protocolOf(record);
     this.size = typeof response?.body?.size === "number" ? response.body.size : null;
     this.tls = null;
+    this.quic = null;  // the QUIC connection's record (HTTP/3), when the server sent one
     this.complete = record.complete !== false;
     this.warned = Array.isArray(record.warnings) && record.warnings.length > 0;
     this.search = [this.method, this.host, this.path, this.status, this.mime, record.client, record.server]
@@ -95,13 +97,14 @@ export class Row {
   }
 }
 
-// Everything received so far: exchanges as rows, TLS connection records and WebSocket messages joined to the
-// connection (client, server) they belong to.
+// Everything received so far: exchanges as rows, TLS and QUIC connection records and WebSocket messages joined to
+// the connection (client, server) they belong to.
 export class Store {
   constructor() {
     this.rows = [];
     this.byId = new Map();
     this.tls = new Map();         // connection -> [tls record], in time order
+    this.quic = new Map();        // connection -> [quic record], in time order
     this.messages = new Map();    // connection -> [websocket record]
     this.rowsByConnection = new Map();
     this.seenIds = new Set();     // the live channel and the paged fetch may both deliver a record
@@ -123,11 +126,17 @@ export class Store {
       for (const row of this.rowsByConnection.get(key) ?? []) if (!row.record.tls) row.tls = this.tlsFor(row);
       return null;
     }
+    if (record.quic && record.timing === undefined) {  // a QUIC connection record, as --json prints it
+      push(this.quic, key, record);
+      for (const row of this.rowsByConnection.get(key) ?? []) if (!row.record.quic) row.quic = this.quicFor(row);
+      return null;
+    }
     if (record.type === "websocket") { push(this.messages, key, record); return null; }
     if (record.type !== undefined) return null;  // a record kind this page does not know: not an exchange
     const row = new Row(record);
     // The server may give the connection's TLS record inside the exchange; otherwise it came as a record of its own.
     row.tls = record.tls?.tls ? record.tls : this.tlsFor(row);
+    row.quic = record.quic?.quic ? record.quic : this.quicFor(row);
     this.rows.push(row);
     if (typeof record.id === "number") this.byId.set(record.id, row);
     push(this.rowsByConnection, key, row);
@@ -139,8 +148,13 @@ export class Store {
 
   // The TLS session of a row's connection: the latest one that began before the exchange (a port used again
   // later is another connection).
-  tlsFor(row) {
-    const sessions = this.tls.get(connectionKey(row.record));
+  tlsFor(row) { return this.sessionFor(this.tls, row); }
+
+  // The QUIC connection of a row, chosen as for TLS.
+  quicFor(row) { return this.sessionFor(this.quic, row); }
+
+  sessionFor(map, row) {
+    const sessions = map.get(connectionKey(row.record));
     if (!sessions) return null;
     let found = null;
     for (const session of sessions) if (row.start == null || session.ts == null || session.ts <= row.start) found = session;
@@ -154,7 +168,7 @@ export class Store {
     return all.filter((message) => after == null || message.ts == null || message.ts >= after);
   }
 
-  // Clear empties the list; TLS sessions and WebSocket messages stay, as their connections may go on.
+  // Clear empties the list; TLS sessions, QUIC connections and WebSocket messages stay, as their connections may go on.
   clear() {
     this.rows = [];
     this.byId.clear();
