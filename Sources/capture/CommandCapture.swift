@@ -170,7 +170,10 @@ extension CaptureCommand {
             throw ExitCode(Self.setupFailureStatus)
         }
         do {
-            if let profile { try SandboxConditioning.apply(profile, to: sandbox, runner: runner) }
+            if let profile, try SandboxConditioning.apply(profile, to: sandbox, runner: runner) == .userspace {
+                printError("delay and loss of \"\(profile.name)\" by the \(ConditioningEngine.userspace.summary) engine in the "
+                           + "sandbox: this kernel has no netem")
+            }
         } catch {
             sandbox.remove()
             printError("cannot condition the sandbox: \(error)")

@@ -139,7 +139,10 @@ struct RunCommand: ParsableCommand {
                     SandboxCLI.printError("condition: DNS of the command answered at \(sandbox.identity.hostIPv4)\(faults), "
                                           + "other names from the host's name servers" + delay)
                 }
-                try SandboxConditioning.apply(chosen, to: sandbox, runner: runner)
+                if try SandboxConditioning.apply(chosen, to: sandbox, runner: runner) == .userspace {
+                    SandboxCLI.printError("condition: delay and loss by the " + ConditioningEngine.userspace.summary
+                                          + " engine in the sandbox: this kernel has no netem")
+                }
             }
         } catch {
             forwarder?.stop()
