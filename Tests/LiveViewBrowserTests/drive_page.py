@@ -627,7 +627,23 @@ def first_read_after(log, moment, seconds):
 
 
 def switch_text(driver):
-    return driver.find_element(By.CSS_SELECTOR, "#conditioner .switch-label").text
+    # Read in one script call: the panel re-renders on every state the server sends, so an element found by one
+    # call may be gone by the next.
+    return driver.execute_script("return document.querySelector('#conditioner .switch-label')?.textContent ?? ''")
+
+
+def panel_text(driver):
+    return driver.execute_script("return document.getElementById('conditioner').innerText")
+
+
+def panel_errors(driver):
+    return driver.execute_script("return [...document.querySelectorAll('#conditioner .error')].map((e) => e.innerText)")
+
+
+def click_switch(driver):
+    """Clicks the on/off switch once it is enabled, again should the panel have re-rendered under the click."""
+    wait_for(driver, lambda d: not d.find_element(By.ID, "conditioner-switch").get_attribute("disabled")
+             and (d.find_element(By.ID, "conditioner-switch").click() or True), 10)
 
 
 def pick(driver, name):
@@ -643,16 +659,15 @@ def choose_profile(driver, name, switch_on):
     not (raised)."""
     pick(driver, name)
     if switch_on:
-        wait_for(driver, lambda d: not d.find_element(By.ID, "conditioner-switch").get_attribute("disabled"), 10)
-        driver.find_element(By.ID, "conditioner-switch").click()
+        click_switch(driver)
     try:
         wait_for(driver, lambda d: switch_text(d) == f"On: {name}"
                  or d.find_elements(By.CSS_SELECTOR, "#conditioner .error"), 10)
     except TimeoutException:
         pass
     if switch_text(driver) != f"On: {name}":
-        errors = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '#conditioner .error')]
-        raise RuntimeError(f"{name} not switched on: the panel says {errors or driver.find_element(By.ID, 'conditioner').text[:200]!r}")
+        errors = panel_errors(driver)
+        raise RuntimeError(f"{name} not switched on: the panel says {errors or panel_text(driver)[:200]!r}")
 
 
 SLOW_SETTLE, SLOW_WINDOW = 1.0, 4.0  # the shaper's first burst passes at once: measure from a second after the switch
@@ -690,7 +705,7 @@ def check_live(driver, capture, work, screenshots):
         wait_for(driver, lambda d: total(d) > first, 5)
         report("live rows while the command runs", running, f"{total(driver)} rows, the command still running")
 
-        panel = driver.find_element(By.ID, "conditioner").text
+        panel = panel_text(driver)
         report("conditioner panel for the sandbox", "sandbox" in panel and "Slow Net" in panel and USER_PROFILE in panel,
                panel[:300])
         before = time.time()
@@ -719,7 +734,7 @@ def check_live(driver, capture, work, screenshots):
                f"{silent} bytes read from 0.5 s to {HOLE_SILENCE:.0f} s after the switch ({last}); "
                f"{len(failures)} fetches failed meanwhile")
 
-        driver.find_element(By.ID, "conditioner-switch").click()
+        click_switch(driver)
         wait_for(driver, lambda d: switch_text(d) == "Off", 10)
         off_at = api_state(view)["switches"][-1]["t"]
         resumed = first_read_after(log, off_at, 5)
@@ -775,7 +790,7 @@ def dialog_open(driver):
 
 def switch_on_confirmed(driver):
     """The switch, then Apply in the confirmation dialog; waits until the panel says the profile is on."""
-    driver.find_element(By.ID, "conditioner-switch").click()
+    click_switch(driver)
     wait_for(driver, dialog_open, 5)
     driver.find_element(By.ID, "confirm-ok").click()
     wait_for(driver, lambda d: switch_text(d) == f"On: {INTERFACE_PROFILE}", 15)
@@ -783,7 +798,7 @@ def switch_on_confirmed(driver):
 
 def timeline_marks(driver):
     """The timeline's switches as the page lists them (its text twin of the marks drawn on the canvas)."""
-    return [li.get_attribute("data-profile") for li in driver.find_elements(By.CSS_SELECTOR, "#switches li")]
+    return driver.execute_script("return [...document.querySelectorAll('#switches li')].map((li) => li.getAttribute('data-profile'))")
 
 
 def check_interface(driver, capture, work, screenshots):
@@ -824,7 +839,7 @@ def check_interface(driver, capture, work, screenshots):
 
         # Refused: the dialog names the interface; Cancel leaves the switch off and the interface untouched.
         pick(driver, INTERFACE_PROFILE)
-        driver.find_element(By.ID, "conditioner-switch").click()
+        click_switch(driver)
         wait_for(driver, dialog_open, 5)
         question = driver.find_element(By.ID, "confirm-text").text
         driver.save_screenshot(os.path.join(screenshots, "liveview-confirm.png"))
@@ -837,7 +852,7 @@ def check_interface(driver, capture, work, screenshots):
             problems.append(f"the dialog asks {question!r}")
         if refused["active"] is not None or len(refused["switches"]) != 1 or qdiscs() != bare:
             problems.append(f"after Cancel the server has {refused['active']!r}, switches {refused['switches']}")
-        if switch_text(driver) != "Off" or driver.find_element(By.ID, "conditioner-switch").is_selected():
+        if switch_text(driver) != "Off" or driver.execute_script("return document.getElementById('conditioner-switch').checked"):
             problems.append(f"after Cancel the panel shows {switch_text(driver)!r}")
         report(INTERFACE_CHECKS[0], not problems, "; ".join(problems) or
                f"dialog: {question!r}; Cancel: server still off, `tc qdisc show dev {host}` byte-equal")
@@ -854,13 +869,13 @@ def check_interface(driver, capture, work, screenshots):
                f"({rate and round(rate)} kbit/s, profile 780); marks {marks}")
 
         # Off from the page: no dialog (it only restores), the interface as it was.
-        driver.find_element(By.ID, "conditioner-switch").click()
+        click_switch(driver)
         try:
             wait_for(driver, lambda d: switch_text(d) == "Off", 15)
         except TimeoutException:
             pass
         marks = timeline_marks(driver)
-        errors = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#conditioner .error")]
+        errors = panel_errors(driver)
         after = curl_download(blob, size)
         restored = qdiscs()
         report(INTERFACE_CHECKS[2], restored == bare and switch_text(driver) == "Off" and marks[-2:] == [INTERFACE_PROFILE, ""]
