@@ -209,6 +209,7 @@ public enum SandboxConditioning {
             guard var record = registry.record(id: id), record.ownerIsAlive else {
                 throw SandboxError.unknownSandbox(id)
             }
+            try SandboxDNSAnswering.checkSwitch(to: profile, answersDNS: record.answersDNS)
             let previous = record
             let recorded = SandboxConditions(recordText: record.conditions)
             let old = treeProfile(recorded?.profile ?? Profile(name: record.profile), answersDNS: record.answersDNS)

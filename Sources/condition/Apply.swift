@@ -376,7 +376,7 @@ struct Status: ParsableCommand {
                     print(sandbox + "\(record.profile), delay and loss by " + engine.summary)
                 }
                 guard let counts = SandboxesCommand.dnsCounts(record.identity.id) else { continue }
-                print(sandbox + "DNS queries: " + RunCommand.describe(counts))
+                print(sandbox + "DNS queries: " + SandboxDNSAnswering.describe(counts))
             }
         }
         if statuses.isEmpty {

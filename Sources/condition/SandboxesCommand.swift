@@ -34,7 +34,7 @@ struct SandboxesCommand: ParsableCommand {
         return zip(rows, zip(counts, engines)).map { row, extra in
             (0..<5).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 + "  " + row[5] + (extra.1.map { "\n  delay and loss: " + $0.summary } ?? "")
-                + (extra.0.map { "\n  DNS queries: " + RunCommand.describe($0) } ?? "")
+                + (extra.0.map { "\n  DNS queries: " + SandboxDNSAnswering.describe($0) } ?? "")
         }.joined(separator: "\n") + "\n"
     }
 
