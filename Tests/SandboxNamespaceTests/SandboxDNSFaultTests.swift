@@ -55,16 +55,9 @@ print(json.dumps(out))
 
     @Test("NXDOMAIN, SERVFAIL, REFUSED, no answer and a delay, for some names, over UDP and TCP; other names from the host's server")
     func faultsAsRealResolversSeeThem() throws {
-        let address = "127.\(Int.random(in: 10...250)).\(Int.random(in: 1...250)).53"
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("w24-dnsfault-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let log = directory.appendingPathComponent("dnsmasq.log")
-        let server = try Self.startDNSMasq(address, log: log)
-        defer {
-            kill(server, SIGKILL)
-            _ = ProcessSpawner.waitForExit(server, timeout: 5)
-        }
+        let lab = try HostNameServer(label: "w24-dnsfault")
+        defer { lab.stop() }
+        let (address, directory, log) = (lab.address, lab.directory, lab.log)
 
         let environment = try Self.hostResolver(address, in: directory)
         let result = try run("timeout", ["-s", "KILL", "60", SandboxHarness.condition, "run",
@@ -172,15 +165,9 @@ print(json.dumps(out))
 
     @Test("the profile's DNS delay is held by the forwarder, without netem, and its counts show in `condition sandboxes`")
     func profileDNSDelayWithoutNetem() throws {
-        let address = "127.\(Int.random(in: 10...250)).\(Int.random(in: 1...250)).53"
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("w24-dnsdelay-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try Self.startDNSMasq(address, log: directory.appendingPathComponent("dnsmasq.log"))
-        defer {
-            kill(server, SIGKILL)
-            _ = ProcessSpawner.waitForExit(server, timeout: 5)
-        }
+        let lab = try HostNameServer(label: "w24-dnsdelay")
+        defer { lab.stop() }
+        let (address, directory) = (lab.address, lab.directory)
         try Data(#"{"name": "W24 Slow DNS", "downlink": {"bandwidthKbit": 2000}, "uplink": {"bandwidthKbit": 1000}, "dnsDelayMs": 700}"#.utf8)
             .write(to: directory.appendingPathComponent("w24-slow-dns.json"))
         let result = try run("timeout", ["-s", "KILL", "60", SandboxHarness.condition, "run", "W24 Slow DNS", "--profiles", directory.path,
@@ -231,16 +218,9 @@ open(sys.argv[2], "w").write(json.dumps(out))
 
     @Test("capture --profile -- COMMAND answers the command's DNS with the profile's faults and delay, without netem")
     func captureProfileAnswersDNS() throws {
-        let address = "127.\(Int.random(in: 10...250)).\(Int.random(in: 1...250)).53"
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("w24f-capturedns-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let log = directory.appendingPathComponent("dnsmasq.log")
-        let server = try Self.startDNSMasq(address, log: log)
-        defer {
-            kill(server, SIGKILL)
-            _ = ProcessSpawner.waitForExit(server, timeout: 5)
-        }
+        let lab = try HostNameServer(label: "w24f-capturedns")
+        defer { lab.stop() }
+        let (address, directory, log) = (lab.address, lab.directory, lab.log)
         try Data((#"{"name": "W24F DNS", "downlink": {"bandwidthKbit": 2000}, "uplink": {"bandwidthKbit": 1000}, "dnsDelayMs": 700, "#
                  + #""faults": {"dns": ["nxdomain:blocked.test", "servfail:broken.test"]}}"#).utf8)
             .write(to: directory.appendingPathComponent("w24f-dns.json"))
@@ -293,5 +273,32 @@ enum CaptureSandboxID {
     static func from(_ text: String) -> String? {
         guard let range = text.range(of: #"in sandbox [0-9a-f]{6} "#, options: .regularExpression) else { return nil }
         return String(text[range].dropFirst("in sandbox ".count).dropLast())
+    }
+}
+
+/// A private directory (removed by `stop`) and a real dnsmasq on a loopback address of the test's own, logging its
+/// queries to `log` there: the host's name server of a sandbox DNS test (`SandboxDNSFaultTests.startDNSMasq`).
+struct HostNameServer {
+    let address = "127.\(Int.random(in: 10...250)).\(Int.random(in: 1...250)).53"
+    let directory: URL
+    let log: URL
+    private let server: pid_t
+
+    init(label: String) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+        log = directory.appendingPathComponent("dnsmasq.log")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            server = try SandboxDNSFaultTests.startDNSMasq(address, log: log)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    func stop() {
+        kill(server, SIGKILL)
+        _ = ProcessSpawner.waitForExit(server, timeout: 5)
+        try? FileManager.default.removeItem(at: directory)
     }
 }
