@@ -421,7 +421,7 @@ scenario_sandbox() {
     for ((i = 0; i < 100; i++)); do curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$HTTP_PORT/" && break; sleep 0.1; done
     # The sandbox's default gateway is the host end of its veth; curl's figures come on a line of
     # their own so an error message that quotes the command cannot be mistaken for them.
-    local fetch='gw=$(ip -4 route show default | awk "{print \$3; exit}"); echo "sandbox_gateway=${gw:-none}"; curl -s -o /dev/null --max-time "$1" -w "\nCURLRESULT time_connect=%{time_connect} time_total=%{time_total} http=%{http_code}\n" "http://$gw:'$HTTP_PORT'/small.bin"'
+    local fetch='gw=$(ip -4 route show default | awk "{print \$3; exit}"); echo "sandbox_gateway=${gw:-none}"; echo "sandbox_netem=$(tc qdisc show dev eth0 | grep -c netem)"; curl -s -o /dev/null --max-time "$1" -w "\nCURLRESULT time_connect=%{time_connect} time_total=%{time_total} http=%{http_code}\n" "http://$gw:'$HTTP_PORT'/small.bin"'
     result "$(curl -s -o /dev/null -w 'host_time_connect=%{time_connect} host_time_total=%{time_total} host_http=%{http_code}' "http://127.0.0.1:$HTTP_PORT/small.bin")"
     local links_before netns_before nft_before
     links_before=$(ip -o link show | awk '{print $2}' | sort | tr '\n' ' ')
@@ -431,6 +431,9 @@ scenario_sandbox() {
     "$condition" run "Slow Net" -- sh -c "$fetch" sh 20 > "$lab/slow.out" 2>&1
     local slow_exit=$?
     sed 's/^/#   run: /' "$lab/slow.out"
+    # netem stays the engine where the kernel has it: its leaf on the sandbox's uplink, and no user-space engine.
+    result "slow_netem_leaves=$(grep -o '^sandbox_netem=[0-9]*' "$lab/slow.out" | head -1 | cut -d= -f2)" \
+        "slow_userspace_engine=$(grep -q 'user space (nftables' "$lab/slow.out" && echo yes || echo no)"
     result "slow_exit=$slow_exit $(grep -o '^sandbox_gateway=[^ ]*' "$lab/slow.out" | head -1)" \
         "$(grep '^CURLRESULT ' "$lab/slow.out" | head -1 | sed 's/^CURLRESULT //; s/time_connect=/slow_time_connect=/; s/time_total=/slow_time_total=/; s/http=/slow_http=/')"
 

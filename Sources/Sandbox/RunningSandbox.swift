@@ -57,7 +57,7 @@ public final class RunningSandbox: @unchecked Sendable {
     public let options: SandboxOptions
     /// The host's resolver file as it was when the sandbox was made (where `answerDNS` forwards to).
     public let hostResolvConf: String
-    let registry: SandboxRegistry
+    public let registry: SandboxRegistry
     let runner: any CommandRunner
     private var removed = false
 

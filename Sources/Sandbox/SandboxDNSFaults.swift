@@ -6,10 +6,11 @@ extension RunningSandbox {
     /// address, the command's UDP and TCP port 53 to the host end sent to it (two rules at the top of the sandbox's
     /// nft prerouting chain, gone with the table), and the sandbox's resolv.conf pointing at the host end alone.
     /// Call before the command starts (`ip netns exec` mounts the resolver file when it starts the command). The
-    /// forwarder lives in this process: stop it after the command ends. `dnsDelay` (milliseconds), asked at each
-    /// query, holds every query and answer that long on top of any fault (the profile's DNS delay, which may change
-    /// with a switch); the record says the forwarder is there, so the conditioner leaves that delay to it.
-    public func answerDNS(faults: [DNSFault], dnsDelay: @escaping @Sendable () -> UInt64 = { 0 },
+    /// forwarder lives in this process: stop it after the command ends. `faults`, and `dnsDelay` (milliseconds), are
+    /// asked at each query (a switch of the profile may change both); the delay holds every query and answer that
+    /// long on top of any fault. The record says the forwarder is there, so the conditioner leaves the DNS delay
+    /// and DNS faults to it.
+    public func answerDNS(faults: @escaping @Sendable () -> [DNSFault], dnsDelay: @escaping @Sendable () -> UInt64 = { 0 },
                           runner: any CommandRunner) throws -> SandboxDNSForwarder {
         let identity = identity
         let forwarder = try SandboxDNSForwarder(address: identity.hostIPv4, faults: faults,

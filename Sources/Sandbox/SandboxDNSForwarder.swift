@@ -37,7 +37,8 @@ public final class SandboxDNSForwarder: @unchecked Sendable {
 
     public let address: String
     public let port: UInt16
-    let faults: [DNSFault]
+    /// The faults in force, asked at each query (a switch of the sandbox's profile may change them).
+    private let faults: @Sendable () -> [DNSFault]
     let upstreams: [IPEndpoint]
     private let udp: Int32
     private let tcp: Int32
@@ -53,7 +54,7 @@ public final class SandboxDNSForwarder: @unchecked Sendable {
     private let dnsDelay: @Sendable () -> UInt64
 
     /// Listens on UDP and TCP `address`, at a port the kernel picks (the same for both).
-    public init(address: String, faults: [DNSFault], upstreams: [String], countsFile: URL? = nil,
+    public init(address: String, faults: @escaping @Sendable () -> [DNSFault], upstreams: [String], countsFile: URL? = nil,
                 dnsDelay: @escaping @Sendable () -> UInt64 = { 0 }) throws {
         self.address = address
         self.faults = faults
@@ -329,7 +330,7 @@ public final class SandboxDNSForwarder: @unchecked Sendable {
     /// What the first matching fault says; a message that is not a plain query is forwarded as it is.
     func decide(_ query: [UInt8]) -> Decision {
         let parsed = query.withUnsafeBytes { bytes in (try? DNSMessage.question(in: bytes)).map { (bytes, $0) } }
-        guard let question = parsed?.1, let fault = faults.fault(for: question.name) else { return .forward(delay: 0) }
+        guard let question = parsed?.1, let fault = faults().fault(for: question.name) else { return .forward(delay: 0) }
         func answer(_ code: DNSMessage.ResponseCode) -> Decision {
             .answer(query.withUnsafeBytes { DNSMessage.answer(to: $0, question: question, code: code) })
         }

@@ -101,7 +101,11 @@ public struct SandboxRegistry: Sendable {
     public func remove(id: String) {
         try? FileManager.default.removeItem(at: path(for: id))
         try? FileManager.default.removeItem(at: dnsCountsFile(id: id))
+        try? FileManager.default.removeItem(at: engineReportFile(id: id))
     }
+
+    /// Where a sandbox's user-space engine (the conditioner's, without netem) writes its report.
+    public func engineReportFile(id: String) -> URL { directory.appendingPathComponent("\(id).engine") }
 
     /// Where a sandbox's DNS forwarder keeps its counts (beside the record, not `.json`, so not read as one).
     public func dnsCountsFile(id: String) -> URL { directory.appendingPathComponent("\(id).dns-counts") }

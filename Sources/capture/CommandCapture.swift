@@ -169,13 +169,24 @@ extension CaptureCommand {
             printError("cannot run the command in a sandbox: \(error)")
             throw ExitCode(Self.setupFailureStatus)
         }
+        // DNS faults, and the profile's DNS delay (without netem), need TapKit to answer the command's DNS, as in
+        // `condition run`.
+        var dns: SandboxDNSAnswering?
         do {
-            if let profile { try SandboxConditioning.apply(profile, to: sandbox, runner: runner) }
+            if let profile {
+                dns = try SandboxDNSAnswering.start(for: profile, in: sandbox, registry: CaptureEnvironment.registry, runner: runner)
+                if try SandboxConditioning.apply(profile, to: sandbox, runner: runner) == .userspace {
+                    printError("delay and loss of \"\(profile.name)\" by the \(ConditioningEngine.userspace.summary) engine in the "
+                               + "sandbox: this kernel has no netem")
+                }
+            }
         } catch {
+            _ = dns?.stop()
             sandbox.remove()
             printError("cannot condition the sandbox: \(error)")
             throw ExitCode(Self.setupFailureStatus)
         }
+        if let dns { printError(dns.announcement) }
         var liveView: LiveView?
         if liveViewOptions.ui != nil {
             let (catalog, builtIn) = liveViewCatalog()
@@ -186,6 +197,7 @@ extension CaptureCommand {
                                              conditioner: ConditionerPanel(target: target, catalog: catalog,
                                                                            builtInDirectory: builtIn))
             } catch {
+                _ = dns?.stop()
                 sandbox.remove()
                 throw error
             }
@@ -201,11 +213,13 @@ extension CaptureCommand {
         } catch {
             sandbox.remove() // stops the command too
             _ = command.waitForCommand()
+            _ = dns?.stop()
             if let liveView { stopLiveView(liveView) }
             throw error
         }
         let status = command.waitForCommand()
         sandbox.remove()
+        if let dns { printError(dns.stop()) }
         if let liveView {
             liveView.conditioner.close(reason: "the command ended and its sandbox was removed")
             serveUntilStopped(liveView)

@@ -371,8 +371,12 @@ struct Status: ParsableCommand {
                       + "`condition sandboxes` lists them and their profiles.")
             }
             for record in running {
+                let sandbox = "  sandbox \(record.identity.id) (\(record.identity.hostInterface)): "
+                if let engine = SandboxEngine.status(of: record, registry: ConditionEnvironment.registry) {
+                    print(sandbox + "\(record.profile), delay and loss by " + engine.summary)
+                }
                 guard let counts = SandboxesCommand.dnsCounts(record.identity.id) else { continue }
-                print("  sandbox \(record.identity.id) (\(record.identity.hostInterface)): DNS queries: " + RunCommand.describe(counts))
+                print(sandbox + "DNS queries: " + SandboxDNSAnswering.describe(counts))
             }
         }
         if statuses.isEmpty {

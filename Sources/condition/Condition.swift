@@ -18,7 +18,7 @@ struct Condition: AsyncParsableCommand {
         version: "condition (TapKit) 0.2.0",
         subcommands: [List.self, Show.self, Apply.self, Off.self, Status.self, Plan.self, Doctor.self, Watchdog.self,
                       RunCommand.self, SandboxesCommand.self, ImportCommand.self, ExportCommand.self,
-                      EngineCommand.self]
+                      EngineCommand.self, SandboxEngineCommand.self]
     )
 
     static func main() async {

@@ -68,43 +68,29 @@ struct EngineCommand: ParsableCommand {
     /// Runs the engine until its record or interface goes (false) or its supervisor does (true).
     private func runEngine(_ device: InterfaceName, store: StateStore, supervisor: pid_t) throws -> Bool {
         guard let state = try store.load(device), state.engineID == id else { return false }
-        // Releases are due to the microsecond: a real-time priority wakes the engine on time on a busy machine, as
-        // netem's timer would (best effort; it sleeps between packets and uses a few % of a CPU at 50 Mbit/s).
-        var priority = sched_param(sched_priority: 10)
-        _ = sched_setscheduler(0, SCHED_FIFO, &priority)
-        let engine: DelayEngine
+        var bytes = store.recordBytes(device)
+        var orphaned = false
         do {
-            engine = try DelayEngine(profile: state.profile, interface: device,
-                                     maximumHeld: UserspaceEngine.maximumHeld(state.profile))
+            try EngineService.serve(profile: state.profile, interface: device, bound: {
+                writeReport(EngineReport(pid: supervisor, worker: getpid()), device, store) // the starter may return
+            }, counters: { counters in
+                writeReport(EngineReport(pid: supervisor, worker: getpid(), delayed: counters.delayed, passed: counters.passed,
+                                         dropped: counters.dropped), device, store)
+            }, next: {
+                if getppid() != supervisor {
+                    orphaned = true
+                    return .stop
+                }
+                let now = store.recordBytes(device)
+                guard now != bytes else { return .keep }
+                bytes = now
+                // Gone, or another apply's: stop (held packets are let go first).
+                guard let current = try? store.load(device), current.engineID == id else { return .stop }
+                return .update(current.profile)
+            })
         } catch {
             writeReport(EngineReport(pid: getpid(), error: "\(error)"), device, store)
             throw ExitCode.failure
-        }
-        writeReport(EngineReport(pid: supervisor, worker: getpid()), device, store) // bound: the starter may return
-        var bytes = store.recordBytes(device)
-        var lastReport = Date()
-        var orphaned = false
-        try engine.run { () -> Bool in
-            if getppid() != supervisor {
-                orphaned = true
-                return false
-            }
-            let now = store.recordBytes(device)
-            if now != bytes {
-                bytes = now
-                // Gone, or another apply's: stop (held packets are let go first).
-                guard let current = try? store.load(device), current.engineID == id else { return false }
-                engine.update(profile: current.profile, interface: device)
-            }
-            // No record, or no interface any more (its namespace deleted, a device unplugged): nothing to condition.
-            if bytes == nil || if_nametoindex(device.rawValue) == 0 { return false }
-            if Date().timeIntervalSince(lastReport) >= 1 {
-                lastReport = Date()
-                let counters = engine.counters
-                writeReport(EngineReport(pid: supervisor, worker: getpid(), delayed: counters.delayed, passed: counters.passed,
-                                         dropped: counters.dropped), device, store)
-            }
-            return true
         }
         if !orphaned { try? FileManager.default.removeItem(at: store.url(device, suffix: "engine")) }
         return orphaned

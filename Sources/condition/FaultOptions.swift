@@ -30,7 +30,7 @@ struct FaultOptions: ParsableArguments {
         valueName: "reset|unreachable|timeout"))
     var refuse: ConnectionFaults.Refusal?
     @Option(name: .customLong("dns-fault"), help: ArgumentHelp(
-        "condition run only: answer the command's DNS queries for NAME and names under it (every name without :NAME) with NXDOMAIN, SERVFAIL or REFUSED, no answer (timeout), or a delay, e.g. nxdomain:api.example.com, timeout, delay=2s:cdn.example.com. Repeat it; the first that matches a name decides.",
+        "condition run and apply --sandbox only: answer the command's DNS queries for NAME and names under it (every name without :NAME) with NXDOMAIN, SERVFAIL or REFUSED, no answer (timeout), or a delay, e.g. nxdomain:api.example.com, timeout, delay=2s:cdn.example.com. Repeat it; the first that matches a name decides.",
         valueName: "nxdomain|servfail|refused|timeout|delay=DURATION[:NAME,...]"))
     var dnsFaults: [String] = []
 
@@ -77,7 +77,7 @@ struct FaultOptions: ParsableArguments {
     }
 
     /// The profile `name` names, with the flags' faults over its own; without a name, the faults alone.
-    /// DNS faults only for `run` (`use`), whose sandbox's DNS TapKit answers.
+    /// DNS faults only for a sandbox (`use` "run" or "--sandbox"), whose DNS TapKit answers.
     func profile(_ name: String?, catalog: () throws -> ProfileCatalog, use: String) throws -> Profile {
         let flags = try faults()
         var profile: Profile
@@ -88,10 +88,10 @@ struct FaultOptions: ParsableArguments {
             guard let flags else { throw ReportedError(description: "name a profile (see `condition list`) or give a fault flag such as --refuse reset") }
             profile = Profile(name: "Connection faults", summary: "faults from the command line", faults: flags)
         }
-        if use != "run", let dns = profile.faults?.dns {
+        if use != "run" && use != "--sandbox", let dns = profile.faults?.dns {
             throw ReportedError(description: "DNS faults (\(dns.map(\.description).joined(separator: ", ")), from "
                                 + (dnsFaults.isEmpty ? "the profile's faults.dns" : "--dns-fault")
-                                + ") work in `condition run` only, where TapKit answers the command's DNS: "
+                                + ") work in sandboxes only (`condition run`, `apply --sandbox`), where TapKit answers the command's DNS: "
                                 + "sudo condition run \(name.map { "\"\($0)\" " } ?? "")--dns-fault ... -- COMMAND")
         }
         return profile

@@ -121,35 +121,24 @@ struct RunCommand: ParsableCommand {
         let session = SandboxSession(settings: ConditionEnvironment.sandboxSettings, runner: runner,
                                      log: { SandboxCLI.printError("condition: \($0)") })
         let status: Int32
-        var forwarder: SandboxDNSForwarder?
+        var dns: SandboxDNSAnswering?
         do {
             // The profile is applied (and the kernel's support for it checked) before the banner is printed.
             status = try session.run(request) { sandbox in
                 // DNS faults, and the profile's DNS delay (without netem), need TapKit to answer the command's DNS.
-                let dns = chosen.faults?.dns ?? []
-                if !dns.isEmpty || chosen.dnsDelayMicroseconds > 0 {
-                    let registry = ConditionEnvironment.registry, id = sandbox.identity.id
-                    // Asked at each query: a switch (`apply --sandbox`, the live view) may change the delay.
-                    forwarder = try sandbox.answerDNS(faults: dns, dnsDelay: {
-                        (SandboxConditions(recordText: registry.record(id: id)?.conditions)?.dnsDelayMicroseconds ?? 0) / 1000
-                    }, runner: runner)
-                    let faults = ProfileDescription.faults(ConnectionFaults(dns: dns.isEmpty ? nil : dns)).map { " (\($0))" } ?? ""
-                    let delay = chosen.dnsDelayMicroseconds > 0
-                        ? "; every query held \(TCUnits.humanTime(microseconds: chosen.dnsDelayMicroseconds)) (the profile's DNS delay)" : ""
-                    SandboxCLI.printError("condition: DNS of the command answered at \(sandbox.identity.hostIPv4)\(faults), "
-                                          + "other names from the host's name servers" + delay)
+                dns = try SandboxDNSAnswering.start(for: chosen, in: sandbox, registry: ConditionEnvironment.registry, runner: runner)
+                if let dns { SandboxCLI.printError("condition: " + dns.announcement) }
+                if try SandboxConditioning.apply(chosen, to: sandbox, runner: runner) == .userspace {
+                    SandboxCLI.printError("condition: delay and loss by the " + ConditioningEngine.userspace.summary
+                                          + " engine in the sandbox: this kernel has no netem")
                 }
-                try SandboxConditioning.apply(chosen, to: sandbox, runner: runner)
             }
         } catch {
-            forwarder?.stop()
+            _ = dns?.stop()
             SandboxCLI.printError("condition run: \(error)")
             throw ExitCode(SandboxCLI.setupFailureStatus)
         }
-        if let forwarder {
-            forwarder.stop()
-            SandboxCLI.printError("condition: DNS queries: " + Self.describe(forwarder.counters))
-        }
+        if let dns { SandboxCLI.printError("condition: " + dns.stop()) }
         throw ExitCode(status)
     }
 
@@ -187,11 +176,6 @@ struct RunCommand: ParsableCommand {
     /// the same conditioning library and serves the page; this process becomes it (same pid, terminal and exit
     /// status), so there is one server and one sandbox set-up, not a copy of either.
     private func handOverToLiveView(_ address: String, profile: Profile, executable: URL) throws -> Never {
-        if profile.faults?.dns?.isEmpty == false {
-            SandboxCLI.printError("condition run: \(profile.name) has DNS faults, which only `condition run` answers; "
-                                  + "the live view's sandbox (capture) uses the host's name servers: leave --ui out")
-            throw ExitCode(SandboxCLI.setupFailureStatus)
-        }
         let capture = executable.deletingLastPathComponent().appendingPathComponent("capture").path
         var arguments = [capture, "--ui=\(address)", "--profile", profile.name]
         if let directory = profiles.directory { arguments += ["--profiles", directory] }
@@ -205,15 +189,6 @@ struct RunCommand: ParsableCommand {
             SandboxCLI.printError("condition run: --ui runs \(capture) (built next to condition): \(error)")
             throw ExitCode(SandboxCLI.setupFailureStatus)
         }
-    }
-
-    /// "2 answered NXDOMAIN, 1 unanswered, 5 forwarded": the forwarder's counters, those that are not zero.
-    static func describe(_ counts: DNSForwarderCounts) -> String {
-        let parts = [(counts.nxdomain, "answered NXDOMAIN"), (counts.servfail, "answered SERVFAIL"), (counts.refused, "answered REFUSED"),
-                     (counts.unanswered, "left unanswered"), (counts.delayed, "delayed"), (counts.forwarded, "answered by the host's name servers"),
-                     (counts.lost, "lost (no name server answered in time, or over the forwarder's limits)")]
-        let said = parts.filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
-        return said.isEmpty ? "none" : said.joined(separator: ", ")
     }
 }
 

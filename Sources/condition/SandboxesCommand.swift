@@ -30,9 +30,11 @@ struct SandboxesCommand: ParsableCommand {
         }
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
         let counts = [nil] + records.map { dnsCounts($0.identity.id) }
-        return zip(rows, counts).map { row, counts in
+        let engines = [nil] + records.map { SandboxEngine.status(of: $0, registry: ConditionEnvironment.registry) }
+        return zip(rows, zip(counts, engines)).map { row, extra in
             (0..<5).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                + "  " + row[5] + (counts.map { "\n  DNS queries: " + RunCommand.describe($0) } ?? "")
+                + "  " + row[5] + (extra.1.map { "\n  delay and loss: " + $0.summary } ?? "")
+                + (extra.0.map { "\n  DNS queries: " + SandboxDNSAnswering.describe($0) } ?? "")
         }.joined(separator: "\n") + "\n"
     }
 
@@ -50,6 +52,16 @@ struct SandboxesCommand: ParsableCommand {
                 "command": record.command, "since": formatter.string(from: record.since), "pid": record.ownerPID,
             ]
             if let child = record.childPID { object["commandPid"] = child }
+            if let engine = SandboxEngine.status(of: record, registry: ConditionEnvironment.registry) {
+                var described: [String: Any] = ["name": engine.engine.rawValue, "summary": engine.summary, "running": engine.running]
+                if let report = engine.report, engine.engine == .userspace {
+                    described["pid"] = report.pid
+                    described["delayed"] = report.delayed
+                    described["passed"] = report.passed
+                    described["dropped"] = report.dropped
+                }
+                object["engine"] = described
+            }
             if let counts = dnsCounts(record.identity.id) {
                 object["dnsQueries"] = ["nxdomain": counts.nxdomain, "servfail": counts.servfail, "refused": counts.refused,
                                         "unanswered": counts.unanswered, "delayed": counts.delayed,

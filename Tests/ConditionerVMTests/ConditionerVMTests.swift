@@ -166,6 +166,9 @@ struct SandboxVMTests {
         // Slow Net: the TCP handshake alone is one round trip, at least 200 ms; the host's own is fast. "Fast" is
         // under half of that: the guest is emulated (TCG), and on a busy machine its own connect took 69 ms.
         #expect(box["slow_exit"] == "0", "condition run passes curl's exit status")
+        // netem carries the sandbox's delay where the kernel has it (the user-space engine is for kernels without).
+        #expect(try box.number("slow_netem_leaves") >= 1, "a netem leaf on the sandbox's uplink")
+        #expect(box["slow_userspace_engine"] == "no")
         #expect(box["slow_http"] == "200")
         #expect(try box.number("slow_time_connect") >= 0.2)
         #expect(try box.number("host_time_connect") < 0.1)

@@ -105,15 +105,28 @@ import Testing
                                                   to: identity) == [])
     }
 
+    /// A switch (`apply --sandbox`, the live view's panel) to DNS faults is refused, not left out, where TapKit does not
+    /// answer the sandbox's DNS; where it does, the forwarder reads the new faults at the next query.
+    @Test func aSwitchToDNSFaultsNeedsASandboxWhoseDNSTapKitAnswers() throws {
+        let faulty = Profile(name: "Faulty", faults: ConnectionFaults(dns: [DNSFault(action: .servfail)]))
+        for answers in [nil, false] as [Bool?] {
+            #expect(throws: SandboxDNSFaultsUnanswerableError.self) { try SandboxDNSAnswering.checkSwitch(to: faulty, answersDNS: answers) }
+        }
+        try SandboxDNSAnswering.checkSwitch(to: faulty, answersDNS: true)
+        try SandboxDNSAnswering.checkSwitch(to: Profile(name: "Plain"), answersDNS: nil)
+        #expect(SandboxDNSAnswering.isNeeded(for: faulty) && !SandboxDNSAnswering.isNeeded(for: Profile(name: "Plain")))
+        #expect(SandboxDNSAnswering.isNeeded(for: Profile(name: "Slow DNS", dnsDelayMicroseconds: 200_000)))
+    }
+
     @Test func flagsAreCheckedAndRefusedOutsideRun() throws {
         let binary = TestEnvironment.executable("condition").path
         try #require(FileManager.default.isExecutableFile(atPath: binary), "build first: swift build")
         let bad = try run(binary, ["plan", "-i", "eth0", "--dns-fault", "nxdomain:a..b"])
         #expect(bad.status != 0 && bad.stderrText.contains("--dns-fault: invalid DNS fault \"nxdomain:a..b\""), "\(bad.stderrText)")
-        for command in [["plan", "-i", "eth0"], ["apply", "-i", "eth0"], ["apply", "--sandbox", "0a0b0c"]] {
+        for command in [["plan", "-i", "eth0"], ["apply", "-i", "eth0"]] {
             let result = try run(binary, command + ["--dns-fault", "servfail:api.test"])
             #expect(result.status != 0, "\(command)")
-            #expect(result.stderrText.contains("DNS faults (servfail:api.test, from --dns-fault) work in `condition run` only"),
+            #expect(result.stderrText.contains("DNS faults (servfail:api.test, from --dns-fault) work in sandboxes only (`condition run`, `apply --sandbox`)"),
                     "\(command): \(result.stderrText)")
         }
         let help = try run(binary, ["run", "--help"])

@@ -63,4 +63,54 @@ import TestSupport
         running.interrupt()
         #expect(running.waitForExit(seconds: 5) == 7, "\(running.stderr)")
     }
+
+    /// dig's answer code and its own "Query time" of a file dig wrote, once it is there (bounded wait).
+    static func dig(_ path: String, seconds: Double) throws -> (status: String, milliseconds: Int) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8), text.contains("Query time:") || text.contains("timed out") {
+                let status = text.range(of: #"status: [A-Z]+"#, options: .regularExpression).map { String(text[$0].dropFirst(8)) } ?? "none"
+                let time = text.range(of: #"Query time: [0-9]+"#, options: .regularExpression).flatMap { Int(text[$0].dropFirst(12)) } ?? -1
+                return (status, time)
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw RawHTTP.Failure(description: "dig wrote no answer to \(path) within \(seconds) s")
+    }
+
+    /// `run NAME --ui` with a profile that has DNS faults and a DNS delay: capture answers the command's DNS as `run` does
+    /// (it used to refuse), and a switch from the panel changes the faults and the delay at the next query.
+    @Test("condition run NAME --ui answers the command's DNS with NAME's faults and delay; a panel switch changes them")
+    func dnsFaultsInTheLiveView() throws {
+        guard LiveViewRootTest.canRun, TestEnvironment.hasProgram("dig") else { return }
+        let directory = try LiveViewRootTest.profileDirectory("w24f-dns")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data((#"{"name": "W24F Faulty DNS", "downlink": {"bandwidthKbit": 800}, "uplink": {"bandwidthKbit": 800}, "#
+                  + #""dnsDelayMs": 600, "faults": {"dns": ["nxdomain:w24f-a.test"]}}"#).utf8)
+            .write(to: directory.appendingPathComponent("w24f-a.json"))
+        try Data(#"{"name": "W24F Failing DNS", "downlink": {"bandwidthKbit": 800}, "faults": {"dns": ["servfail:w24f-a.test"]}}"#.utf8)
+            .write(to: directory.appendingPathComponent("w24f-b.json"))
+        let dir = directory.path
+        let script = "dig +tries=1 +timeout=3 w24f-a.test > \(dir)/first.txt; i=0; "
+            + "while [ ! -e \(dir)/go ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i+1)); done; "
+            + "dig +tries=1 +timeout=3 w24f-a.test > \(dir)/second.txt; exit 3"
+        let running = try RunningCapture(["run", "W24F Faulty DNS", "--profiles", dir, "--ui", "127.0.0.1:0", "--", "sh", "-c", script],
+                                         executable: "condition")
+        defer { running.kill() }
+        let url = try running.url(seconds: 15)
+        let first = try Self.dig(dir + "/first.txt", seconds: 15)
+        #expect(first.status == "NXDOMAIN" && first.milliseconds >= 580, "under W24F Faulty DNS: \(first)")
+        let switched = try RawHTTP(port: url.port).request("/api/conditioner", method: "POST", token: url.token,
+                                                           extra: [("Content-Type", "application/json")],
+                                                           body: Array(#"{"profile": "W24F Failing DNS"}"#.utf8))
+        #expect(switched.status == 200, "\(switched.text)")
+        FileManager.default.createFile(atPath: dir + "/go", contents: nil)
+        let second = try Self.dig(dir + "/second.txt", seconds: 15)
+        #expect(second.status == "SERVFAIL" && second.milliseconds < 500, "after the switch to W24F Failing DNS: \(second)")
+        try running.waitFor("live view: still serving", seconds: 20)
+        #expect(running.stderr.contains("DNS of the command answered at "), "\(running.stderr)")
+        running.interrupt()
+        #expect(running.waitForExit(seconds: 5) == 3, "\(running.stderr)")
+        #expect(running.stderr.contains("DNS queries: 1 answered NXDOMAIN, 1 answered SERVFAIL"), "\(running.stderr)")
+    }
 }

@@ -206,4 +206,92 @@ print(json.dumps(out))
         #expect(try SandboxHarness.leftovers(of: id) == [])
         #expect(!FileManager.default.fileExists(atPath: SandboxRegistry().dnsCountsFile(id: id).path), "the counts go with the sandbox")
     }
+
+    /// What `capture --profile NAME -- COMMAND` runs: glibc (getent), dig and curl asking for names; the qdiscs of the
+    /// sandbox's own end; `condition sandboxes --json` while the command runs. Written to the file in argv[2], since
+    /// capture's own output shares standard output with the command.
+    static let captureClients = #"""
+import json, os, re, subprocess, sys, time
+out = {}
+def timed(key, args):
+    start = time.monotonic()
+    r = subprocess.run(args, capture_output=True, text=True, timeout=10)
+    m = re.search(r"status: (\w+)", r.stdout)
+    out[key] = [m.group(1) if m else "exit %d %s" % (r.returncode, r.stdout.split("\n")[0]), round(time.monotonic() - start, 3)]
+timed("getent ok.test", ["getent", "ahostsv4", "ok.test"])
+timed("dig ok.test", ["dig", "+tries=1", "+timeout=3", "ok.test"])
+timed("dig blocked.test", ["dig", "+tries=1", "+timeout=3", "blocked.test"])
+timed("dig broken.test", ["dig", "+tries=1", "+timeout=3", "broken.test"])
+timed("curl blocked.test", ["curl", "-s", "-4", "--max-time", "5", "-o", "/dev/null", "http://blocked.test/"])
+device = [d for d in os.listdir("/sys/class/net") if d != "lo"][0]
+out["qdiscs"] = subprocess.run(["tc", "qdisc", "show", "dev", device], capture_output=True, text=True, timeout=10).stdout
+out["sandboxes"] = json.loads(subprocess.run([sys.argv[1], "sandboxes", "--json"], capture_output=True, text=True, timeout=20).stdout)
+open(sys.argv[2], "w").write(json.dumps(out))
+"""#
+
+    @Test("capture --profile -- COMMAND answers the command's DNS with the profile's faults and delay, without netem")
+    func captureProfileAnswersDNS() throws {
+        let address = "127.\(Int.random(in: 10...250)).\(Int.random(in: 1...250)).53"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("w24f-capturedns-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("dnsmasq.log")
+        let server = try Self.startDNSMasq(address, log: log)
+        defer {
+            kill(server, SIGKILL)
+            _ = ProcessSpawner.waitForExit(server, timeout: 5)
+        }
+        try Data((#"{"name": "W24F DNS", "downlink": {"bandwidthKbit": 2000}, "uplink": {"bandwidthKbit": 1000}, "dnsDelayMs": 700, "#
+                 + #""faults": {"dns": ["nxdomain:blocked.test", "servfail:broken.test"]}}"#).utf8)
+            .write(to: directory.appendingPathComponent("w24f-dns.json"))
+        let report = directory.appendingPathComponent("clients.json")
+        let pcap = directory.appendingPathComponent("sandbox.pcap")
+        let result = try run("timeout", ["-s", "KILL", "60", SandboxHarness.capture, "-w", pcap.path, "--profiles", directory.path,
+                                         "--profile", "W24F DNS", "--", "python3", "-c", Self.captureClients,
+                                         SandboxHarness.condition, report.path],
+                             environment: try Self.hostResolver(address, in: directory))
+        #expect(result.status == 0, "\(result.stderrText)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any], "\(result.stderrText)")
+        func outcome(_ key: String) -> (answer: String, seconds: Double) {
+            let pair = json[key] as? [Any] ?? []
+            return (pair.first as? String ?? "missing", pair.last as? Double ?? -1)
+        }
+        print("capture --profile with DNS faults and a 700 ms DNS delay: \(json.filter { $0.key.contains(" ") })")
+        // Every query held 700 ms, forwarded or answered by a fault; the faults as the profile says.
+        #expect(outcome("getent ok.test").answer.hasPrefix("exit 0 192.0.2.10 "), "\(outcome("getent ok.test"))")
+        #expect((0.65...2.5).contains(outcome("getent ok.test").seconds), "getent: \(outcome("getent ok.test"))")
+        #expect(outcome("dig ok.test").answer == "NOERROR")
+        #expect((0.65...2.5).contains(outcome("dig ok.test").seconds), "dig ok.test: \(outcome("dig ok.test"))")
+        #expect(outcome("dig blocked.test").answer == "NXDOMAIN")
+        #expect((0.65...2.5).contains(outcome("dig blocked.test").seconds), "dig blocked.test: \(outcome("dig blocked.test"))")
+        #expect(outcome("dig broken.test").answer == "SERVFAIL")
+        // curl: "Could not resolve host" (exit 6), after the delay.
+        #expect(outcome("curl blocked.test").answer.hasPrefix("exit 6"), "\(outcome("curl blocked.test"))")
+        #expect((0.65...4).contains(outcome("curl blocked.test").seconds), "curl: \(outcome("curl blocked.test"))")
+        let qdiscs = json["qdiscs"] as? String ?? ""
+        #expect(qdiscs.contains("7ac0:") && !qdiscs.contains("netem") && !qdiscs.contains("7ac4:"), "the uplink tree: \(qdiscs)")
+        #expect(result.stderrText.contains("capture: DNS of the command answered at 10."), "\(result.stderrText)")
+        #expect(result.stderrText.contains("every query held 700 ms (the profile's DNS delay)"), "\(result.stderrText)")
+        let id = try #require(CaptureSandboxID.from(result.stderrText), "\(result.stderrText)")
+        let listed = (json["sandboxes"] as? [[String: Any]])?.first { $0["id"] as? String == id }
+        let counts = listed?["dnsQueries"] as? [String: Int]
+        // dig's one and curl's A query (-4) answered NXDOMAIN; dig's SERVFAIL; getent's and dig's ok.test forwarded.
+        #expect(counts?["nxdomain"] == 2 && counts?["servfail"] == 1 && (counts?["forwarded"] ?? 0) >= 2,
+                "condition sandboxes --json: \(listed ?? [:])")
+        #expect(result.stderrText.contains("capture: DNS queries: 2 answered NXDOMAIN, 1 answered SERVFAIL, "), "\(result.stderrText)")
+        // The oracle: the host's server saw ok.test and neither faulted name.
+        let queries = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(queries.contains("] ok.test from"), "\(queries)")
+        #expect(!queries.contains("blocked.test from") && !queries.contains("broken.test from"), "\(queries)")
+        #expect(try SandboxHarness.leftovers(of: id) == [])
+        #expect(!FileManager.default.fileExists(atPath: SandboxRegistry().dnsCountsFile(id: id).path), "the counts go with the sandbox")
+    }
+}
+
+/// The sandbox id `capture -- COMMAND` printed ("... in sandbox 1a2b3c (interface ...").
+enum CaptureSandboxID {
+    static func from(_ text: String) -> String? {
+        guard let range = text.range(of: #"in sandbox [0-9a-f]{6} "#, options: .regularExpression) else { return nil }
+        return String(text[range].dropFirst("in sandbox ".count).dropLast())
+    }
 }

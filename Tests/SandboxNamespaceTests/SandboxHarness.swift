@@ -96,6 +96,8 @@ enum SandboxHarness {
         if try run("nft", ["list", "tables"]).stdoutText.contains(identity.nftTable) { found.append("nft table \(identity.nftTable)") }
         if FileManager.default.fileExists(atPath: identity.etcDirectory) { found.append(identity.etcDirectory) }
         if SandboxRegistry().record(id: id) != nil { found.append("registry record \(id)") }
+        if FileManager.default.fileExists(atPath: SandboxRegistry().engineReportFile(id: id).path) { found.append("engine report \(id)") }
+        if !processes(withCommandLine: [SandboxEngine.commandName, "--sandbox", id]).isEmpty { found.append("engine process of \(id)") }
         let addresses = try run("ip", ["-o", "addr", "show"]).stdoutText
         if addresses.contains(identity.hostInterface) { found.append("address on \(identity.hostInterface)") }
         return found

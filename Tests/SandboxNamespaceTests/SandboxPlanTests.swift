@@ -99,14 +99,62 @@ struct SandboxPlanTests {
         #expect(switched.contains(["tc", "-n", "tapkit-0a1b2c", "qdisc", "del", "dev", "eth0", "root"]), "\(switched)")
     }
 
-    @Test("netem profiles are refused when the kernel has none, before any tc change")
-    func netemRefused() throws {
-        let runner = RecordingRunner()
-        runner.respond(to: ["tc", "-n", identity.namespace, "qdisc", "add", "dev", "lo"],
-                       with: CommandResult(status: 2, stderr: "Error: Specified qdisc kind is unknown."))
+    @Test("the engine: htb alone for rates, netem where the kernel has it, else the user-space engine; refused when neither")
+    func engineChoice() throws {
         let slow = Profile(name: "Slow", downlink: LinkSettings(bitsPerSecond: 32_000, delayMicroseconds: 100_000))
-        #expect(throws: SandboxNetemUnavailableError.self) { try SandboxConditioning.apply(slow, to: identity, runner: runner) }
-        #expect(runner.commands.count == 1)
+        let rate = Profile(name: "Rate", downlink: LinkSettings(bitsPerSecond: 32_000))
+        let noNetem = RecordingRunner()
+        noNetem.respond(to: ["tc", "-n", identity.namespace, "qdisc", "add", "dev", "lo"],
+                        with: CommandResult(status: 2, stderr: "Error: Specified qdisc kind is unknown."))
+        #expect(try SandboxConditioning.engine(for: rate, current: nil, in: identity, runner: noNetem) == nil)
+        #expect(noNetem.commands.isEmpty, "bandwidth alone probes nothing")
+        #expect(try SandboxConditioning.engine(for: slow, current: nil, in: identity, runner: noNetem) == .userspace)
+        #expect(noNetem.changingCommands.allSatisfy { $0.first == "unshare" || $0.starts(with: ["tc", "-n", identity.namespace]) },
+                "only probes: \(noNetem.commands)")
+        // Once the engine runs it stays, for any profile, without probing again.
+        let again = RecordingRunner()
+        #expect(try SandboxConditioning.engine(for: rate, current: .userspace, in: identity, runner: again) == .userspace)
+        #expect(again.commands.isEmpty)
+        var duplicating = slow
+        duplicating.uplink.duplicatePercent = 1
+        #expect(throws: ConditionerError.self) { try SandboxConditioning.engine(for: duplicating, current: nil, in: identity, runner: noNetem) }
+        // Neither netem nor the engine's NFQUEUE target: refused before anything changes.
+        let neither = RecordingRunner()
+        neither.respond(to: ["tc", "-n", identity.namespace, "qdisc", "add", "dev", "lo"], with: CommandResult(status: 2))
+        neither.respond(to: ["unshare", "--net", "iptables-nft"], with: CommandResult(status: 2))
+        #expect(throws: ConditionerError.self) { try SandboxConditioning.engine(for: slow, current: nil, in: identity, runner: neither) }
+        let netem = RecordingRunner()
+        #expect(try SandboxConditioning.engine(for: slow, current: nil, in: identity, runner: netem) == .netem)
+    }
+
+    @Test("with the user-space engine: started first, its table and queue rules in the namespace, htb with the rates alone")
+    func userspaceEnginePlan() throws {
+        let slow = Profile(name: "Slow", downlink: LinkSettings(bitsPerSecond: 32_000, delayMicroseconds: 100_000),
+                           uplink: LinkSettings(bitsPerSecond: 32_000, delayMicroseconds: 100_000), dnsDelayMicroseconds: 200_000)
+        let start = ["condition", "__sandbox-engine", "--sandbox", identity.id, "--registry", "/run/x"]
+        let plan = try SandboxConditioning.applyPlan(slow, to: identity, engineStart: start)
+        #expect(plan.first == start)
+        let inNamespace = ["ip", "netns", "exec", identity.namespace]
+        #expect(plan[1].starts(with: inNamespace + ["nft", "add", "table", "inet", "tapkit_eth0"]), "\(plan[1])")
+        let queueRules = plan.filter { $0.contains("NFQUEUE") }
+        #expect(queueRules.count == 6 && queueRules.allSatisfy { $0.starts(with: inNamespace) && $0.contains("eth0") })
+        #expect(!plan.contains { $0.contains("netem") }, "no netem anywhere: \(plan)")
+        #expect(plan.contains { $0.contains(identity.hostInterface) && $0.contains("32kbit") }, "the downlink rate on the host end")
+        #expect(!plan.contains { $0.contains("7ac4:") }, "no DNS class: the engine holds DNS queries")
+
+        // From bandwidth only into Slow: the engine starts before anything else changes.
+        let rate = Profile(name: "Rate", downlink: LinkSettings(bitsPerSecond: 64_000))
+        let into = try SandboxConditioning.switchPlan(from: rate, to: slow, on: identity, engines: (nil, .userspace), engineStart: start)
+        #expect(into.first == start)
+        #expect(into.filter { $0.contains("NFQUEUE") }.count == 6)
+        // Slow to Black Hole: one nft transaction replaces the rules; the engine and queue rules stay.
+        let blackHole = Profile(name: "Black Hole", downlink: LinkSettings(lossPercent: 100))
+        let switched = try SandboxConditioning.switchPlan(from: slow, to: blackHole, on: identity, engines: (.userspace, .userspace))
+        #expect(!switched.contains(start) && !switched.contains { $0.contains("NFQUEUE") })
+        let flush = try #require(switched.first)
+        #expect(flush.starts(with: inNamespace + ["nft", "flush", "chain", "inet", "tapkit_eth0", "uplink_apply"]), "\(flush)")
+        #expect(flush.contains("drop"), "the downlink's 100% loss: \(flush)")
+        #expect(!switched.contains { $0.contains("netem") })
     }
 
     @Test("resolv.conf: loopback resolvers become the host end (DNATed), others are kept", arguments: [

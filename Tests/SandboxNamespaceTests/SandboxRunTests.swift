@@ -222,29 +222,6 @@ struct SandboxRunTests {
         #expect(result.status == 5, "\(result.stderr)")
         #expect(try SandboxHarness.leftovers(of: record.identity.id) == [])
     }
-
-    @Test("a profile needing netem is refused clearly on a kernel without it, and nothing is left")
-    func netemProfileRefusedWithoutNetem() throws {
-        let hasNetem = (try? run("modprobe", ["-n", "sch_netem"]).status) == 0
-            && FileManager.default.fileExists(atPath: "/proc/net/psched")
-        let profiles = try SandboxHarness.profileDirectory([])
-        defer { try? FileManager.default.removeItem(at: profiles) }
-        let json = #"{"name": "Sandbox Delay", "downlink": {"delayMs": 50}}"#
-        try Data(json.utf8).write(to: profiles.appendingPathComponent("delay.json"))
-        let result = try run(SandboxHarness.condition, ["run", "Sandbox Delay", "--profiles", profiles.path, "--", "true"])
-        if result.status == 0 {
-            #expect(hasNetem, "the kernel accepted netem, so the run may succeed")
-        } else {
-            #expect(result.status == 125)
-            #expect(result.stderrText.contains("netem"), "\(result.stderrText)")
-            // Checked before the banner: no "sandbox ID: interface ..." line for a run that cannot happen.
-            #expect(!result.stderrText.contains("interface tk-"), "\(result.stderrText)")
-        }
-        if let id = SandboxHarness.sandboxID(fromStderr: result.stderrText) {
-            #expect(try SandboxHarness.leftovers(of: id) == [])
-        }
-        #expect(SandboxRegistry().records().filter { $0.profile == "Sandbox Delay" }.isEmpty)
-    }
 }
 
 @Suite("condition run under sudo", .enabled(if: TestEnvironment.isRoot, "needs root: network namespaces"))

@@ -40,9 +40,21 @@ public final class DelayEngine {
         arrived.reserveCapacity(4096)
     }
 
-    /// Follows a switch: packets already held keep their release times; new ones get the new profile's.
+    /// Follows a switch: packets already held keep their release times; new ones get the new profile's. Into a
+    /// direction that loses everything (Black Hole), what is held for it goes too, as netem's leaf goes with its
+    /// queue in such a switch (`PlanBuilder.switchEgress`): nothing of the old profile arrives after it.
     public func update(profile: Profile, interface: InterfaceName) {
         models = UserspaceEngine.models(profile, interface: interface)
+        let lost = Set(UserspaceEngine.queues(interface).filter { queue in
+            (queue.role == .downlink ? profile.downlink : profile.uplink).lossPercent >= 100
+        }.map(\.number))
+        guard !lost.isEmpty else { return }
+        for entry in held.removeAll(where: { lost.contains($0.packet.queue) }) {
+            counters.dropped += 1
+            // A resent queue's original was dropped when its copy was taken: the copy is just forgotten.
+            if !resent.contains(entry.packet.queue) || entry.packet.payload.isEmpty { socket.addVerdict(.drop, for: entry.packet) }
+        }
+        try? socket.flushVerdicts()
     }
 
     /// Runs until `keepGoing` (asked about every `checkInterval` seconds) says stop; then lets every held
@@ -142,6 +154,16 @@ struct ReleaseHeap {
             entries.swapAt(child, parent)
             child = parent
         }
+    }
+
+    /// Takes out the entries `shouldRemove` picks (a switch into a profile that drops them); returns them.
+    mutating func removeAll(where shouldRemove: (Entry) -> Bool) -> [Entry] {
+        let removed = entries.filter(shouldRemove)
+        guard !removed.isEmpty else { return [] }
+        let kept = entries.filter { !shouldRemove($0) }
+        entries.removeAll(keepingCapacity: true)
+        for entry in kept.sorted(by: { $0.before($1) }) { entries.append(entry) } // sorted is a valid heap
+        return removed
     }
 
     mutating func popFirst() -> Entry? {

@@ -23,14 +23,15 @@ public struct EngineReport: Codable, Sendable, Equatable {
         self.error = error
     }
 
-    /// Whether either process still runs as this engine: its command line is `condition __engine ... --id ENGINE_ID`.
+    /// Whether either process still runs as this engine: its command line is `condition __engine ... --id ENGINE_ID`
+    /// (`condition __sandbox-engine --sandbox ID ...` for a sandbox's, whose id is the sandbox's).
     /// A killed process's pid is not enough: it answers `kill(pid, 0)` as a zombie until reaped (a container's pid 1
     /// may never reap it), and may be reused.
     public func isRunning(engineID: String) -> Bool {
         [pid, worker].compactMap { $0 }.contains { pid in
             guard let line = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")) else { return false }
             let words = line.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            return words.contains("__engine") && words.contains(engineID)
+            return (words.contains("__engine") || words.contains(SandboxEngine.commandName)) && words.contains(engineID)
         }
     }
 }
