@@ -13,6 +13,10 @@
 #   sandbox    `condition run PROFILE -- curl ...` (issue 5; cli driver only)
 #   landing    one `condition apply --schedule` switching Slow Net <-> 3G every 10 s (issue 11; cli driver only):
 #              when each switch was complete relative to its time, and how many tc processes it took
+#   faults     connection faults (issue 24; cli driver only), switched in place on tkc, as a Python client sees
+#              them: reset after N bytes, stall after N bytes, refusal by RST, ICMP and silence, a share of
+#              connections reset, reset after a time under netem delay and rate; then DNS faults in a
+#              `condition run` sandbox with netem delay on its veth pair and the profile's DNS delay (dig, getent)
 #
 # The lab: namespaces tk-cli and tk-srv joined by a veth pair (tkc 10.200.0.1 <-> tks 10.200.0.2).
 # The profile is applied to the client's interface tkc, as a developer would on their machine:
@@ -35,8 +39,8 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --driver) driver="$2"; shift 2 ;;
         --bin) bin_dir="$2"; shift 2 ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
-        slow|nasty|blackhole|neighbours|switch|sandbox|landing) scenarios+=("$1"); shift ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+        slow|nasty|blackhole|neighbours|switch|sandbox|landing|faults) scenarios+=("$1"); shift ;;
         *) echo "conditioner-lab: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -463,10 +467,107 @@ scenario_sandbox() {
         || { result "left_behind=yes"; note "links before: $links_before after: $links_after; netns before: $netns_before after: $netns_after; nft before: $nft_before after: $nft_after"; }
 }
 
+scenario_faults() {
+    if [ "$driver" != cli ]; then note "faults needs the cli driver"; result "skipped=raw_driver"; return 0; fi
+    local port=8081 dir="$lab/fault-profiles" i
+    mkdir -p "$dir"
+    head -c 4000000 /dev/zero > "$lab/www/blob"
+    head -c 2000 /dev/zero > "$lab/www/small"
+    local n=0
+    profile() { n=$((n + 1)); echo "{\"name\": \"$1\", $2}" > "$dir/lab-$n.json"; }
+    profile "Lab Reset" '"faults": {"resetAfterBytes": 300000}'
+    profile "Lab Stall" '"faults": {"stallAfterBytes": 300000}'
+    profile "Lab Refuse RST" '"faults": {"refuse": "reset"}'
+    profile "Lab Refuse ICMP" '"faults": {"refuse": "unreachable"}'
+    profile "Lab Refuse Drop" '"faults": {"refuse": "timeout"}'
+    profile "Lab Share" '"faults": {"resetPercent": 50}'
+    # A fault with netem beside it: 50 ms each way and 8 Mbit/s down (1 MB/s, so 1 s is about 1 MB of the blob).
+    profile "Lab Slow Reset" '"downlink": {"bandwidthKbit": 8000, "delayMs": 50}, "uplink": {"delayMs": 50}, "faults": {"resetAfterMs": 1000}'
+    profile "Lab DNS" '"downlink": {"delayMs": 100}, "uplink": {"delayMs": 100}, "dnsDelayMs": 300, "faults": {"dns": ["nxdomain:blocked.test", "servfail:broken.test", "timeout:silent.test"]}'
+    background in_srv python3 -m http.server $port --bind "$S_IP" --directory "$lab/www" 2>/dev/null
+    for ((i = 0; i < 100; i++)); do in_cli curl -s -o /dev/null --max-time 1 "http://$S_IP:$port/small" && break; sleep 0.1; done
+    local before nft_before; before="$(tc_state)"; nft_before=$(in_cli nft list tables 2>/dev/null | sort | tr '\n' ' ')
+    # `condition apply PROFILE` on tkc, at most 60 s; past that, every thread's stack (gdb) for the notes, then it is
+    # stopped and the status is 124.
+    fault_apply() {  # PROFILE
+        in_cli "$condition" apply "$1" -i "$C_IF" --profiles "$dir" --yes > "$lab/fault-apply.out" 2>&1 &
+        local apply=$! waited
+        for ((waited = 0; waited < 600; waited++)); do kill -0 $apply 2>/dev/null || break; sleep 0.1; done
+        if kill -0 $apply 2>/dev/null; then
+            note "apply $1 still running after 60 s: $(cat "$lab/fault-apply.out" | tr '\n' ' ')"
+            local pid; pid=$(pgrep -f "condition apply $1" | head -1)
+            [ -n "$pid" ] && command -v gdb >/dev/null && gdb -p "$pid" -batch -ex "thread apply all bt 12" 2>&1 | grep -E '^(Thread|#)' | head -60 | sed 's/^/# gdb: /'
+            kill -KILL $apply 2>/dev/null; wait $apply 2>/dev/null
+            return 124
+        fi
+        wait $apply; local status=$?
+        [ $status -eq 0 ] || sed "s/^/#   apply $1: /" "$lab/fault-apply.out"
+        return $status
+    }
+    # Each profile switches the last in place (the first is a fresh apply); then the client's figures.
+    fault() {  # PROFILE PREFIX PROBE-ARGS...
+        local name=$1 prefix=$2; shift 2
+        fault_apply "$name"
+        result "${prefix}_apply=$? $(in_cli "${probe[@]}" downloads --to "$S_IP" --port $port --prefix "$prefix" "$@")"
+    }
+    # `status`'s count for the fault in force: "  faults: reset 3 connections".
+    fault_count() { in_cli "$condition" status 2>&1 | sed -n 's/^ *faults: [a-z]* \([0-9]*\) connection.*/\1/p' | head -1; }
+    fault "Lab Reset" reset
+    fault "Lab Stall" stall
+    fault "Lab Refuse RST" refuse_rst
+    fault "Lab Refuse ICMP" refuse_icmp
+    fault "Lab Refuse Drop" refuse_drop
+    fault "Lab Share" share --path small --count 40
+    result "share_status_count=$(fault_count)"
+    fault_apply "Lab Slow Reset"
+    result "slowreset_apply=$? $(ping_figures slowreset_ping -c 5 -i 0.2)"
+    result "$(in_cli "${probe[@]}" downloads --to "$S_IP" --port $port --prefix slowreset --timeout 3)"
+    off || { result "off_status=failed"; return 1; }
+    [ "$before" = "$(tc_state)" ] && [ "$nft_before" = "$(in_cli nft list tables 2>/dev/null | sort | tr '\n' ' ')" ] \
+        && result "restored=yes" || result "restored=no"
+
+    # DNS faults: the host's name server is a dnsmasq on the guest's loopback (its log the oracle), the sandbox's
+    # veth pair has 100 ms of netem each way, and the forwarder holds every query 300 ms more.
+    dnsmasq -k --conf-file=/dev/null --no-resolv --no-hosts --listen-address=127.0.0.53 --bind-interfaces --port=53 \
+        --user=root --group=root --pid-file= --address=/ok.test/192.0.2.10 --log-queries --log-facility="$lab/dns-faults.log" &
+    pids+=($!)
+    for ((i = 0; i < 50; i++)); do dig +tries=1 +timeout=1 @127.0.0.53 ok.test 2>/dev/null | grep -q 192.0.2.10 && break; sleep 0.1; done
+    printf 'nameserver 127.0.0.53\noptions timeout:2 attempts:1\n' > "$lab/resolv.conf"
+    cat > "$lab/dns-client.sh" <<'CLIENT'
+# In the sandbox: each name's answer code and dig's own query time; getent's exit status, address and time.
+for name in ok blocked broken silent; do
+    dig +tries=1 +timeout=2 $name.test > "$2/dig.out" 2>&1
+    code=$(sed -n 's/.*status: \([A-Z]*\).*/\1/p' "$2/dig.out"); grep -q "timed out" "$2/dig.out" && code=timeout
+    echo "DNSRESULT dig_$name=${code:-none} dig_${name}_ms=$(sed -n 's/.*Query time: \([0-9]*\) msec.*/\1/p' "$2/dig.out")"
+done
+start=$(date +%s%N); address=$(getent ahostsv4 ok.test | awk '{print $1; exit}'); code=$?; end=$(date +%s%N)
+echo "DNSRESULT getent_ok=${address:-none} getent_ms=$(( (end - start) / 1000000 ))"
+"$1" sandboxes --json > "$2/sandboxes.json"
+CLIENT
+    local links_before netns_before nft_root_before
+    links_before=$(ip -o link show | awk '{print $2}' | sort | tr '\n' ' ')
+    netns_before=$(ip netns list | awk '{print $1}' | sort | tr '\n' ' ')
+    nft_root_before=$(nft list tables 2>/dev/null | sort | tr '\n' ' ')
+    TAPKIT_RESOLV_CONF="$lab/resolv.conf" "$condition" run "Lab DNS" --profiles "$dir" -- bash "$lab/dns-client.sh" "$condition" "$lab" \
+        > "$lab/dns-run.out" 2>&1
+    local run_status=$?
+    grep -v '^DNSRESULT ' "$lab/dns-run.out" | sed 's/^/#   run: /'
+    result "dns_run_status=$run_status $(grep '^DNSRESULT ' "$lab/dns-run.out" | sed 's/^DNSRESULT //' | tr '\n' ' ')"
+    result "$(python3 -S -c 'import json, sys
+boxes = json.load(open(sys.argv[1]))
+counts = boxes[0].get("dnsQueries", {}) if len(boxes) == 1 else {}
+print(" ".join("dns_count_%s=%d" % item for item in sorted(counts.items())) or "dns_counts=none")' "$lab/sandboxes.json" 2>&1 | tr '\n' ' ')"
+    result "dns_upstream_ok=$(grep -c '] ok.test from' "$lab/dns-faults.log") dns_upstream_faulted=$(grep -cE '(blocked|broken|silent).test from' "$lab/dns-faults.log")"
+    [ "$links_before" = "$(ip -o link show | awk '{print $2}' | sort | tr '\n' ' ')" ] \
+        && [ "$netns_before" = "$(ip netns list | awk '{print $1}' | sort | tr '\n' ' ')" ] \
+        && [ "$nft_root_before" = "$(nft list tables 2>/dev/null | sort | tr '\n' ' ')" ] \
+        && result "dns_left_behind=none" || result "dns_left_behind=yes"
+}
+
 # How long a scenario may run: about four times what it takes under emulation on a busy machine.
 # Past that, `stuck` says what is still running and stops it, so a hang costs minutes and says
 # where it was, instead of running the VM into its timeout with nothing to show.
-limit_of() { case "$1" in switch|landing) echo 180 ;; *) echo 120 ;; esac; }
+limit_of() { case "$1" in switch|landing) echo 180 ;; faults) echo 400 ;; *) echo 120 ;; esac; }
 
 # What the scenario runs: the lab shell's descendants, less the lab's own servers and ASKER's.
 running() {  # ASKER

@@ -14,9 +14,12 @@ scripts and the Swift tests can read the figures without parsing prose.
   phases      per-phase figures of a series file, phases given as NAME=START_EPOCH boundaries
   requests    HTTP requests on one TCP connection opened before a go-file appears (TCP_NODELAY, so
               every request leaves at once even when nothing is acknowledged)
+  downloads   HTTP/1.0 downloads, one connection after another: how each ended as the client saw it (eof,
+              timeout, or the errno it got, such as ECONNRESET), its bytes and seconds (connection faults)
 """
 
 import argparse
+import errno
 import os
 import socket
 import struct
@@ -318,6 +321,35 @@ def cmd_requests(args):
     emit(**{f"{args.prefix}_sent": args.count, f"{args.prefix}_responses": received.count(b"HTTP/1.")})
 
 
+def cmd_downloads(args):
+    first, outcomes = None, {}
+    for _ in range(args.count):
+        got, start, sock = 0, time.monotonic(), None
+        try:
+            sock = socket.create_connection((args.to, args.port), timeout=args.timeout)
+            sock.sendall(f"GET /{args.path} HTTP/1.0\r\nHost: {args.to}\r\n\r\n".encode())
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    outcome = "eof"
+                    break
+                got += len(chunk)
+        except socket.timeout:
+            outcome = "timeout"
+        except OSError as error:
+            outcome = errno.errorcode.get(error.errno, str(error.errno))
+        finally:
+            if sock:
+                sock.close()
+        if first is None:
+            first = (outcome, got, time.monotonic() - start)
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    emit(**{f"{args.prefix}_outcome": first[0], f"{args.prefix}_bytes": first[1],
+            f"{args.prefix}_seconds": f"{first[2]:.3f}", f"{args.prefix}_count": args.count,
+            f"{args.prefix}_resets": outcomes.get("ECONNRESET", 0), f"{args.prefix}_eofs": outcomes.get("eof", 0),
+            f"{args.prefix}_outcomes": ",".join(f"{k}:{v}" for k, v in sorted(outcomes.items()))})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -398,6 +430,15 @@ def main():
     p.add_argument("--go-file", required=True)
     p.add_argument("--prefix", default="http")
     p.set_defaults(func=cmd_requests)
+
+    p = sub.add_parser("downloads", help="HTTP/1.0 downloads, one connection after another, and how each ended")
+    p.add_argument("--to", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--path", default="blob")
+    p.add_argument("--count", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=2.0, help="connect and read timeout, seconds")
+    p.add_argument("--prefix", default="download")
+    p.set_defaults(func=cmd_downloads)
 
     args = parser.parse_args()
     try:

@@ -151,6 +151,64 @@ struct SwitchLandingVMTests {
     }
 }
 
+/// Issue 24: the connection faults and DNS faults on the VM's stock Debian kernel, as on this one
+/// (ConnectionFaultsNamespaceTests, SandboxDNSFaultTests), with netem there beside them: a Python client's own account
+/// of each connection (the errno it got, the bytes first, the seconds), `condition status`'s counts, and dig and
+/// getent in a `condition run` sandbox whose veth pair has 100 ms of netem each way. Read from the shared boot.
+@Suite(.serialized,
+       .enabled(if: VMLab.isReady, Comment(rawValue: VMLab.whyNotReady)),
+       .enabled(if: VMLab.conditionHas("apply"), "needs the built `condition` binary with `apply`: run `swift build`"))
+struct FaultsVMTests {
+    @Test func connectionFaultsAsAClientSeesThem() throws {
+        let run = try VMLab.conditionerRun.get()
+        let f = try run.figures("faults")
+        print("Faults:\n" + run.lines("faults"))
+        for prefix in ["reset", "stall", "refuse_rst", "refuse_icmp", "refuse_drop", "share", "slowreset"] {
+            #expect(f[prefix + "_apply"] == "0", "apply for \(prefix) (a switch in place after the first)")
+        }
+        // The quota counts IP bytes both ways (headers and the request too), so the body stops a little before N.
+        #expect(f["reset_outcome"] == "ECONNRESET")
+        #expect(try (200_000...300_000).contains(f.number("reset_bytes")), "reset after \(f["reset_bytes"] ?? "?") bytes")
+        #expect(f["stall_outcome"] == "timeout", "a stalled download gets nothing more until the client's 2 s timeout")
+        #expect(try (200_000...300_000).contains(f.number("stall_bytes")), "stalled after \(f["stall_bytes"] ?? "?") bytes")
+        #expect(f["refuse_rst_outcome"] == "ECONNREFUSED" && f["refuse_rst_bytes"] == "0")
+        #expect(f["refuse_icmp_outcome"] == "EHOSTUNREACH" && f["refuse_icmp_bytes"] == "0")
+        #expect(f["refuse_drop_outcome"] == "timeout" && f["refuse_drop_bytes"] == "0")
+        // 40 connections, each reset at its first arriving packet with probability 1/2: 20 ± 3.29 × 3.16 (99.9%).
+        let resets = try f.number("share_resets")
+        #expect(try resets + f.number("share_eofs") == 40, "each connection reset or whole: \(f["share_outcomes"] ?? "?")")
+        #expect((10...30).contains(resets), "\(resets) of 40 reset")
+        #expect(try f.number("share_status_count") == resets, "`condition status` counts what the client saw")
+        // Reset 1 s after opening, with netem's 50 ms each way and 8 Mbit/s down in force: the reset comes with the
+        // first packet after 1 s, the download having got at most 1 s of the rate (less in the emulated guest: 325 KB).
+        #expect(try f.number("slowreset_ping_min_ms") >= 100, "netem's delay each way is in force")
+        #expect(f["slowreset_outcome"] == "ECONNRESET")
+        #expect(try (1.0...2.5).contains(f.number("slowreset_seconds")), "reset after \(f["slowreset_seconds"] ?? "?") s")
+        #expect(try (100_000...1_250_000).contains(f.number("slowreset_bytes")), "\(f["slowreset_bytes"] ?? "?") bytes at 1 MB/s at most")
+        #expect(f["restored"] == "yes", "off leaves the client's qdiscs, links and nft tables as they were")
+    }
+
+    @Test func dnsFaultsInASandboxUnderNetemDelay() throws {
+        let run = try VMLab.conditionerRun.get()
+        let f = try run.figures("faults")
+        #expect(f["dns_run_status"] == "0")
+        // 100 ms of netem each way on the veth pair, and the forwarder's 300 ms: at least 500 ms for every answer.
+        for (name, code) in [("ok", "NOERROR"), ("blocked", "NXDOMAIN"), ("broken", "SERVFAIL")] {
+            #expect(f["dig_\(name)"] == code, "dig \(name).test: \(f["dig_\(name)"] ?? "none")")
+            #expect(try f.number("dig_\(name)_ms") >= 500, "dig \(name).test answered in \(f["dig_\(name)_ms"] ?? "?") ms")
+        }
+        #expect(f["dig_silent"] == "timeout")
+        #expect(f["getent_ok"] == "192.0.2.10")
+        #expect(try f.number("getent_ms") >= 500, "getent took \(f["getent_ms"] ?? "?") ms")
+        #expect(f["dns_count_nxdomain"] == "1" && f["dns_count_servfail"] == "1" && f["dns_count_unanswered"] == "1",
+                "condition sandboxes --json from inside: \(run.lines("faults"))")
+        #expect(try f.number("dns_count_forwarded") >= 2)
+        #expect(try f.number("dns_upstream_ok") >= 2, "the host's name server answered ok.test")
+        #expect(f["dns_upstream_faulted"] == "0", "faulted names never reached the host's name server")
+        #expect(f["dns_left_behind"] == "none")
+    }
+}
+
 /// Issue 5: `condition run PROFILE -- COMMAND` in the VM. The server runs in the guest's root
 /// namespace (the "host" from the sandbox's side), reached through the sandbox's gateway address.
 @Suite(.serialized,

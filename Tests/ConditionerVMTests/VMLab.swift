@@ -112,7 +112,8 @@ enum VMLab {
         }
     }
 
-    /// Issue 4's measurements with the real `condition` CLI, one boot shared by the tests that read them.
-    static let conditionerRun = boot(driver: "cli", scenarios: ["slow", "nasty", "blackhole", "neighbours", "switch", "landing"],
-                                    timeoutSeconds: 1020)
+    /// Issue 4's measurements with the real `condition` CLI (and issue 24's faults), one boot shared by the tests
+    /// that read them.
+    static let conditionerRun = boot(driver: "cli", scenarios: ["slow", "nasty", "blackhole", "neighbours", "switch", "landing", "faults"],
+                                    timeoutSeconds: 1320)
 }
