@@ -446,9 +446,12 @@ public struct ConnectionNotice: Sendable, Hashable {
     public var transportParameters: QUICTransportParameters?
     /// A QUIC connection's resumption and 0-RTT, as far as its handshake was read.
     public var resumption: QUICResumption?
+    /// A QUIC connection's first connection IDs.
+    public var connectionIDs: QUICConnectionIDs?
 
     public init(connection: ConnectionID, client: Endpoint, server: Endpoint, kind: Kind, time: Timestamp,
-                transportParameters: QUICTransportParameters? = nil, resumption: QUICResumption? = nil) {
+                transportParameters: QUICTransportParameters? = nil, resumption: QUICResumption? = nil,
+                connectionIDs: QUICConnectionIDs? = nil) {
         self.connection = connection
         self.client = client
         self.server = server
@@ -456,6 +459,7 @@ public struct ConnectionNotice: Sendable, Hashable {
         self.time = time
         self.transportParameters = transportParameters
         self.resumption = resumption
+        self.connectionIDs = connectionIDs
     }
 }
 

@@ -82,7 +82,8 @@ public enum SandboxConditioning {
 
     /// Switches in place. `engines`: what carried the old profile's delay and loss, and what carries the new one's;
     /// once the user-space engine runs it stays (its table's rules are replaced), and `engineStart` starts it when
-    /// it did not run yet (before anything else changes, so a failure to start leaves the old profile whole).
+    /// it did not run yet, or no longer runs (it died; its table and rules are still there), before anything else
+    /// changes, so a failure to start leaves the old profile as it was.
     public static func switchPlan(from old: Profile, to new: Profile, on identity: SandboxIdentity,
                                   engines: (old: ConditioningEngine?, new: ConditioningEngine?) = (nil, nil),
                                   engineStart: [String]? = nil) throws -> [[String]] {
@@ -92,7 +93,7 @@ public enum SandboxConditioning {
         let newTree = engines.new == .userspace ? UserspaceEngine.rateOnly(new) : new
         var engine: [[String]] = []
         if engines.old == .userspace {
-            engine = [inNamespace(UserspaceEngine.switchTable(to: new, interface: inner), identity)]
+            engine = (engineStart.map { [$0] } ?? []) + [inNamespace(UserspaceEngine.switchTable(to: new, interface: inner), identity)]
         } else if engines.new == .userspace, let engineStart {
             engine = engineCommands(new, identity: identity, inner: inner, start: engineStart)
         }
@@ -215,7 +216,9 @@ public enum SandboxConditioning {
             let old = treeProfile(recorded?.profile ?? Profile(name: record.profile), answersDNS: record.answersDNS)
             let new = treeProfile(profile, answersDNS: record.answersDNS)
             let engines = (old: recorded?.engine, new: try engine(for: new, current: recorded?.engine, in: record.identity, runner: runner))
-            let start = engines.old != .userspace && engines.new == .userspace
+            // Started when the sandbox first needs it, and again if it died (`condition sandboxes` said so).
+            let running = engines.old == .userspace && SandboxEngine.status(of: record, registry: registry)?.running == true
+            let start = engines.new == .userspace && !running
                 ? engineStartCommand(executable: engineExecutable, sandbox: id, registry: registry) : nil
             let plan = try switchPlan(from: old, to: new, on: record.identity, engines: engines, engineStart: start)
             // Recorded first: a running engine follows the record, and one started here reads it.
@@ -227,7 +230,7 @@ public enum SandboxConditioning {
             } catch {
                 // Back to the old record (an engine started here sees it and stops), and its table and rules go.
                 try? registry.save(previous)
-                if start != nil, let inner = try? InterfaceName(record.identity.namespaceInterface) {
+                if start != nil, engines.old != .userspace, let inner = try? InterfaceName(record.identity.namespaceInterface) {
                     for command in engineRemoval(identity: record.identity, inner: inner) { _ = try? runner.run(command) }
                 }
                 throw error

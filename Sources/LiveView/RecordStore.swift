@@ -5,9 +5,9 @@ import NIOCore
 import PacketDecoding
 
 /// Every record the engine reported that `capture --http --json` would print (exchanges, TLS sessions, QUIC
-/// connections, WebSocket messages), numbered from 0 in the order reported, with bodies kept up to the limits: what the API pages through,
-/// the HAR download renders, and the body downloads serve. Safe to use from the engine's thread (which adds) and the
-/// server's (which reads) at once.
+/// connections, WebSocket messages), numbered from 0 in the order reported, with bodies kept up to the limits: what
+/// the API pages through, the HAR download renders, and the body downloads serve. Safe to use from the engine's
+/// thread (which adds) and the server's (which reads) at once.
 public final class RecordStore: Sendable {
     private struct State {
         var records = CircularBuffer<StoredRecord>()

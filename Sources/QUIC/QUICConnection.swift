@@ -29,6 +29,8 @@ final class QUICConnection {
     private let originalDCID: [UInt8]
     /// The connection ID a Retry chose: the client's next Initial is keyed by it.
     private var retryID: [UInt8]?
+    /// The Source Connection ID of each side's first long header (a Retry's aside), for the line.
+    private var firstSource: (client: [UInt8]?, server: [UInt8]?)
     private var initialKeys: (client: PacketProtection, server: PacketProtection)
     private var handshakeKeys: (client: PacketProtection?, server: PacketProtection?) = (nil, nil)
     private var earlyKeys: PacketProtection?
@@ -162,6 +164,8 @@ final class QUICConnection {
                 if packet.scid.count > 0 || type == .initial {
                     learnID(UnsafeRawBufferPointer(rebasing: datagram[packet.scid]), fromClient: fromClient)
                 }
+                if fromClient, firstSource.client == nil { firstSource.client = Array(datagram[packet.scid]) }
+                if !fromClient, firstSource.server == nil { firstSource.server = Array(datagram[packet.scid]) }
                 let level: Level = type == .initial ? .initial : type == .handshake ? .handshake : .application
                 guard readPacket(datagram, packet, level: level, early: type == .zeroRTT, fromClient: fromClient, at: time,
                                  opener: &opener, emit: emit) else {
@@ -517,7 +521,10 @@ final class QUICConnection {
                                       resumption: QUICResumption(offered: clientHello?.offersPreSharedKey,
                                                                  resumed: serverHello?.acceptedPreSharedKey,
                                                                  earlyDataOffered: clientHello?.offersEarlyData,
-                                                                 earlyDataAccepted: serverAcceptedEarlyData))))
+                                                                 earlyDataAccepted: serverAcceptedEarlyData),
+                                      connectionIDs: QUICConnectionIDs(clientInitialDestination: originalDCID,
+                                                                       clientSource: firstSource.client,
+                                                                       serverSource: firstSource.server))))
     }
 
     /// Each side's transport parameters as far as its handshake was read; nil before the ClientHello was.

@@ -151,6 +151,7 @@ public struct HTTPTextRenderer: Sendable {
                 + (parameters.server.map(Self.parameterList) ?? "not seen (its Handshake packets were not decrypted)") + "\n"
         }
         if options.verbose, let resumption = notice.resumption { out += "    " + Self.resumptionDetails(resumption) + "\n" }
+        if options.verbose, let ids = notice.connectionIDs { out += "    " + Self.connectionIDWords(ids) + "\n" }
         return out
     }
 
@@ -165,6 +166,16 @@ public struct HTTPTextRenderer: Sendable {
             }
         }
         return out
+    }
+
+    /// With -v, as Zeek's quic.log has them: `(empty)` for a zero-length ID, `not seen` when no long header came.
+    static func connectionIDWords(_ ids: QUICConnectionIDs) -> String {
+        func hex(_ bytes: [UInt8]?) -> String {
+            guard let bytes else { return "not seen" }
+            return bytes.isEmpty ? "(empty)" : QUICTransportParameter.hex(bytes)
+        }
+        return "connection IDs: client's first destination \(hex(ids.clientInitialDestination)), client's source "
+            + "\(hex(ids.clientSource)), server's source \(hex(ids.serverSource))"
     }
 
     /// With -v: each side's part, and what could not be seen.

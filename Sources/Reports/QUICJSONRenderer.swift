@@ -42,6 +42,15 @@ public enum QUICJSONRenderer {
         json.append(","); json.key("resumed"); optional(resumption?.resumed, &json)
         json.append(","); json.key("early_data_offered"); optional(resumption?.earlyDataOffered, &json)
         json.append(","); json.key("early_data_accepted"); optional(resumption?.earlyDataAccepted, &json)
+        json.append(","); json.key("connection_ids")
+        if let ids = notice.connectionIDs {
+            json.append("{"); json.key("client_initial_dcid"); json.string(QUICTransportParameter.hex(ids.clientInitialDestination))
+            json.append(","); json.key("client_scid"); hex(ids.clientSource, &json)
+            json.append(","); json.key("server_scid"); hex(ids.serverSource, &json)
+            json.append("}")
+        } else {
+            json.null()
+        }
         json.append(","); json.key("transport_parameters")
         if let parameters = notice.transportParameters {
             json.append("{"); json.key("client"); list(parameters.client, &json)
@@ -92,6 +101,10 @@ public enum QUICJSONRenderer {
     /// true or false as the handshake message said, null when that message was not read.
     private static func optional(_ value: Bool?, _ json: inout TextOutput) {
         if let value { json.bool(value) } else { json.null() }
+    }
+
+    private static func hex(_ bytes: [UInt8]?, _ json: inout TextOutput) {
+        if let bytes { json.string(QUICTransportParameter.hex(bytes)) } else { json.null() }
     }
 
     private static func strings(_ values: [String], _ json: inout TextOutput) {

@@ -354,7 +354,9 @@ def check_quic(driver, capture, fixtures, views):
     text = driver.find_element(By.ID, "tab-body").text
     lines = [f"Version {want['version']}", f"Server name (SNI) {want['server_name']}", "Resumption offered true",
              f"Resumed {str(want['resumed']).lower()}", f"0-RTT accepted {str(want['early_data_accepted']).lower()}",
-             "Client transport parameters", "Server transport parameters"]
+             "Client transport parameters", "Server transport parameters",
+             f"Client's first destination connection ID {want['connection_ids']['client_initial_dcid']}",
+             f"Server's source connection ID {want['connection_ids']['server_scid']}"]
     lines += [f"{p['name']} {p['value']}" for side in ("client", "server") for p in want["transport_parameters"][side]
               if isinstance(p["value"], (int, str)) and not isinstance(p["value"], bool)]
     missing = [line for line in lines if line not in text]

@@ -47,6 +47,23 @@ import Testing
         #expect(Self.lines(resumption, verbose: false).count == 1)
     }
 
+    @Test("connection IDs with -v and in --json: hex, an empty ID as (empty) or \"\", one not seen as such or null")
+    func connectionIDs() throws {
+        var notice = Self.notice(nil)
+        notice.connectionIDs = QUICConnectionIDs(clientInitialDestination: [0x0a, 0xb0], clientSource: [], serverSource: nil)
+        var options = HTTPTextRenderer.Options()
+        options.verbose = true
+        let lines = HTTPTextRenderer(options: options).render(notice).split(separator: "\n")
+        #expect(lines.last == "    connection IDs: client's first destination 0ab0, client's source (empty), server's source not seen")
+        var output = TextOutput(fileDescriptor: -1, flushThreshold: Int.max)
+        QUICJSONRenderer.appendLine(for: notice, to: &output)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(output.bytes)) as? [String: Any])
+        let ids = try #require((object["quic"] as? [String: Any])?["connection_ids"] as? [String: Any])
+        #expect(ids["client_initial_dcid"] as? String == "0ab0")
+        #expect(ids["client_scid"] as? String == "")
+        #expect(ids["server_scid"] is NSNull)
+    }
+
     @Test("the --json record: true, false, or null where the message was not read")
     func json() throws {
         var output = TextOutput(fileDescriptor: -1, flushThreshold: Int.max)

@@ -126,8 +126,8 @@ struct SandboxEngineTests {
         let deviation = (spread.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(spread.count)).squareRoot()
         print("sandbox engine: 50 ms ± 20 ms (uniform) one way, connects \(spread.min()!)...\(spread.max()!) ms, mean \(mean), "
               + "deviation \(deviation) (uniform: 11.5)")
-        // Uniform over 30...70 ms: every connect inside (plus the machine's own few ms), and spread out.
-        #expect(spread.min()! >= 29.5 && spread.max()! <= 75, "\(spread)")
+        // Uniform over 30...70 ms: none early, none much late (a loaded CI machine adds up to 10 ms), and spread out.
+        #expect(spread.min()! >= 29.5 && spread.max()! <= 80, "\(spread)")
         #expect(deviation > 6 && deviation < 17, "deviation \(deviation)")
         let jitterID = try #require(SandboxHarness.sandboxID(fromStderr: jittered.stderrText))
         #expect(try SandboxHarness.leftovers(of: jitterID) == [])
@@ -236,6 +236,39 @@ struct SandboxEngineTests {
         #expect(try SandboxHarness.leftovers(of: id) == [])
         let ruleset = try TestSupport.run("nft", ["list", "ruleset"]).stdoutText
         #expect(!ruleset.contains(record.identity.nftTable) && !ruleset.contains("tapkit_eth0"))
+    }
+
+    @Test("an engine that died is said to be not running, and the next apply --sandbox starts it again")
+    func aDeadEngineIsRestartedByTheNextSwitch() throws {
+        let server = try LoopbackWebServer(files: ["x": "x"])
+        defer { server.stop() }
+        let directory = try profiles(["delay": #"{"name": "W24e Delay", "downlink": {"delayMs": 60}, "uplink": {"delayMs": 40}}"#])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try SandboxHarness.RunningCondition(["run", "Edge", "--", "sleep", "30"])
+        defer { kill(run.pid, SIGKILL) }
+        let record = try #require(run.waitForRecord())
+        let id = record.identity.id
+        let first = SandboxHarness.processes(withCommandLine: [SandboxEngine.commandName, "--sandbox", id])
+        try #require(first.count == 1)
+        kill(first[0], SIGKILL)
+        usleep(200_000)
+        let listing = try TestSupport.run(SandboxHarness.condition, ["sandboxes"]).stdoutText
+        #expect(listing.contains("NOT RUNNING"), "\(listing)")
+        let applied = try TestSupport.run(SandboxHarness.condition, ["apply", "W24e Delay", "--profiles", directory.path, "--sandbox", id])
+        #expect(applied.status == 0, "\(applied.stderrText)")
+        let again = SandboxHarness.processes(withCommandLine: [SandboxEngine.commandName, "--sandbox", id])
+        #expect(again.count == 1 && again != first, "\(again)")
+        var environment = ProcessInfo.processInfo.environment
+        environment["TAPKIT_SANDBOX_HOST"] = record.identity.hostIPv4
+        let timed = try TestSupport.run("ip", ["netns", "exec", record.identity.namespace, "python3", "-c", Self.connectTimer,
+                                               String(server.port), "5"], environment: environment)
+        let times = timed.stdoutText.split(separator: "\n").compactMap { Double($0) }
+        try #require(times.count == 5, "\(timed.stdoutText) \(timed.stderrText)")
+        print("sandbox engine restarted by a switch: 100 ms profile, connects \(times) ms")
+        #expect(times.min()! >= 99.5 && median(times) <= 105, "\(times)")
+        kill(run.pid, SIGTERM)
+        _ = run.finish(timeout: 10)
+        #expect(try SandboxHarness.waitUntilGone(id, timeout: 5) == [])
     }
 
     @Test("Ctrl-C, and kill -9 of condition run (with or without its watchdog): the engine stops and nothing is left")

@@ -15,7 +15,8 @@ import Glibc
 /// the engine carries the profile (a failed switch put the old record back). The sandbox's teardown stops it with
 /// every other process in the namespace before the namespace is deleted, so it never keeps the namespace alive;
 /// its table and queue rules are in the namespace and go with it. It has no supervisor: if it dies, the rules let
-/// packets through unheld (`--queue-bypass`) and `condition sandboxes` says it is not running.
+/// packets through unheld (`--queue-bypass`), `condition sandboxes` says it is not running, and the next switch
+/// (`apply --sandbox`, the live view) starts it again.
 public enum SandboxEngine {
     public static let commandName = "__sandbox-engine"
 
@@ -99,8 +100,8 @@ public enum SandboxEngine {
         public var summary: String {
             guard engine == .userspace else { return engine.summary }
             guard let report, running else {
-                return engine.summary + ": NOT RUNNING (delay and loss are not applied; the command's sandbox still goes "
-                    + "when it ends)" + (report?.error.map { ": \($0)" } ?? "")
+                return engine.summary + ": NOT RUNNING (delay and loss are not applied until the next switch starts it "
+                    + "again; the sandbox still goes when its command ends)" + (report?.error.map { ": \($0)" } ?? "")
             }
             return engine.summary + ", pid \(report.pid): \(report.delayed) delayed, \(report.passed) let through, "
                 + "\(report.dropped) dropped by it"

@@ -58,7 +58,8 @@ function recordFacts(object, labels = {}) {
 // transport parameters. null is what was not seen, and says which message was missing.
 function quicSection(quic) {
   const told = (value) => value == null ? null : String(value);
-  const parameters = quic.transport_parameters;
+  const id = (value) => value === "" ? "(empty)" : value;
+  const parameters = quic.transport_parameters, ids = quic.connection_ids ?? {};
   return section("QUIC", facts([
     ["Version", quic.version],
     ["Server name (SNI)", quic.server_name, "none sent"],
@@ -69,6 +70,9 @@ function quicSection(quic) {
     ["Resumed", told(quic.resumed), "not seen (no ServerHello read)"],
     ["0-RTT offered", told(quic.early_data_offered), "not seen (no ClientHello read)"],
     ["0-RTT accepted", told(quic.early_data_accepted), "not seen (the EncryptedExtensions was not decrypted)"],
+    ["Client's first destination connection ID", id(ids.client_initial_dcid), "not seen"],
+    ["Client's source connection ID", id(ids.client_scid), "not seen"],
+    ["Server's source connection ID", id(ids.server_scid), "not seen (no long header from the server)"],
   ]), element("h4", null, "Client transport parameters"),
   parameters ? parameterTable(parameters.client) : absent("not seen (no ClientHello read)"),
   element("h4", null, "Server transport parameters"),
