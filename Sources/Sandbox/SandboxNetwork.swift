@@ -117,7 +117,7 @@ public enum SandboxLifecycle {
         do {
             for command in plan.setupCommands { try runner.check(command) }
             let etc = plan.identity.etcDirectory
-            try FileManager.default.createDirectory(atPath: etc, withIntermediateDirectories: true)
+            try makeEtcDirectory(etc)
             try Data(resolver.contents.utf8).write(to: URL(fileURLWithPath: etc + "/resolv.conf"))
         } catch {
             destroy(plan.identity, pids: [], runner: runner)
@@ -133,10 +133,25 @@ public enum SandboxLifecycle {
             _ = try? runner.run(command)
         }
         try? FileManager.default.removeItem(atPath: identity.etcDirectory)
-        // Leave /etc/netns itself when others use it; remove it when we emptied it.
-        if (try? FileManager.default.contentsOfDirectory(atPath: "/etc/netns"))?.isEmpty == true {
-            try? FileManager.default.removeItem(atPath: "/etc/netns")
+        // Leave /etc/netns itself when others use it; remove it when we emptied it. rmdir, not a check and a
+        // recursive remove: another sandbox may be making its folder there at this moment.
+        _ = rmdir(Self.etcNetns)
+    }
+
+    static let etcNetns = "/etc/netns"
+
+    /// Makes /etc/netns/NAME while other sandboxes make their own folders and remove /etc/netns when they leave it
+    /// empty: an existing folder is fine (FileManager's `createDirectory` throws EEXIST when another process makes a
+    /// parent between its check and its mkdir), and /etc/netns removed between the two mkdirs is made again.
+    static func makeEtcDirectory(_ path: String, in parent: String = etcNetns) throws {
+        for _ in 0..<10 {
+            guard mkdir(parent, 0o755) == 0 || errno == EEXIST else {
+                throw SystemCallError(call: "mkdir", errno: errno, subject: parent)
+            }
+            if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+            guard errno == ENOENT else { throw SystemCallError(call: "mkdir", errno: errno, subject: path) }
         }
+        throw SystemCallError(call: "mkdir", errno: ENOENT, subject: path)
     }
 
     static func namespacePIDs(_ identity: SandboxIdentity, runner: any CommandRunner) -> [Int32] {
