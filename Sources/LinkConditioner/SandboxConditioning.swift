@@ -201,6 +201,32 @@ public enum SandboxConditioning {
         return engine
     }
 
+    /// A fresh sandbox conditioned for its command: TapKit's answer to its DNS when the profile needs one (stop it
+    /// after the command), and what to tell the user before the command starts.
+    public struct Conditioned {
+        public var dns: SandboxDNSAnswering?
+        public var notices: [String]
+    }
+
+    /// What `condition run` and `capture --profile -- COMMAND` both do before the command starts: TapKit answers the
+    /// command's DNS when the profile has DNS faults or a DNS delay (it marks the record, so `apply` then leaves the
+    /// DNS delay to it and needs no netem for it), then the profile is applied. On failure the forwarder is stopped;
+    /// the caller removes the sandbox.
+    public static func condition(_ sandbox: RunningSandbox, for profile: Profile, runner: any CommandRunner) throws -> Conditioned {
+        let dns = try SandboxDNSAnswering.start(for: profile, in: sandbox, runner: runner)
+        do {
+            var notices = dns.map { [$0.announcement] } ?? []
+            if try apply(profile, to: sandbox, runner: runner) == .userspace {
+                notices.append("delay and loss of \"\(profile.name)\" by the \(ConditioningEngine.userspace.summary) engine in the "
+                               + "sandbox: this kernel has no netem")
+            }
+            return Conditioned(dns: dns, notices: notices)
+        } catch {
+            _ = dns?.stop()
+            throw error
+        }
+    }
+
     /// Switches a running sandbox from its recorded profile to `profile`, in place, and records it.
     public static func switchProfile(to profile: Profile, sandbox id: String, registry: SandboxRegistry,
                                      runner: any CommandRunner,

@@ -16,15 +16,16 @@ public struct SandboxDNSAnswering: Sendable {
         profile.faults?.dns?.isEmpty == false || profile.dnsDelayMicroseconds > 0
     }
 
-    /// Starts the forwarder on a fresh sandbox when `profile` needs it (nil otherwise). Call before
-    /// `SandboxConditioning.apply`, which then leaves the DNS delay to the forwarder (`SandboxRecord.answersDNS`).
+    /// Starts the forwarder on a fresh sandbox when `profile` needs it (nil otherwise). Called before
+    /// `SandboxConditioning.apply`, which then leaves the DNS delay to the forwarder (`SandboxRecord.answersDNS`):
+    /// `SandboxConditioning.condition` does both in that order.
     /// The faults and the delay are read from the sandbox's record at each query, so a switch (`apply --sandbox`,
     /// the live view's panel) takes effect at the next one.
-    public static func start(for profile: Profile, in sandbox: RunningSandbox, registry: SandboxRegistry,
-                             runner: any CommandRunner) throws -> SandboxDNSAnswering? {
+    public static func start(for profile: Profile, in sandbox: RunningSandbox, runner: any CommandRunner) throws -> SandboxDNSAnswering? {
         guard isNeeded(for: profile) else { return nil }
         let dns = profile.faults?.dns ?? []
         let id = sandbox.identity.id
+        let registry = sandbox.registry
         // Until the profile is recorded (before the command starts), its own settings.
         let recorded: @Sendable () -> Profile = { SandboxConditions(recordText: registry.record(id: id)?.conditions)?.profile ?? profile }
         let forwarder = try sandbox.answerDNS(faults: { recorded().faults?.dns ?? [] },

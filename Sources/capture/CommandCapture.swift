@@ -169,24 +169,19 @@ extension CaptureCommand {
             printError("cannot run the command in a sandbox: \(error)")
             throw ExitCode(Self.setupFailureStatus)
         }
-        // DNS faults, and the profile's DNS delay (without netem), need TapKit to answer the command's DNS, as in
-        // `condition run`.
+        // As `condition run` does: DNS answered by TapKit where the profile needs it, then the profile applied.
         var dns: SandboxDNSAnswering?
         do {
             if let profile {
-                dns = try SandboxDNSAnswering.start(for: profile, in: sandbox, registry: CaptureEnvironment.registry, runner: runner)
-                if try SandboxConditioning.apply(profile, to: sandbox, runner: runner) == .userspace {
-                    printError("delay and loss of \"\(profile.name)\" by the \(ConditioningEngine.userspace.summary) engine in the "
-                               + "sandbox: this kernel has no netem")
-                }
+                let conditioned = try SandboxConditioning.condition(sandbox, for: profile, runner: runner)
+                dns = conditioned.dns
+                for notice in conditioned.notices { printError(notice) }
             }
         } catch {
-            _ = dns?.stop()
             sandbox.remove()
             printError("cannot condition the sandbox: \(error)")
             throw ExitCode(Self.setupFailureStatus)
         }
-        if let dns { printError(dns.announcement) }
         var liveView: LiveView?
         if liveViewOptions.ui != nil {
             let (catalog, builtIn) = liveViewCatalog()

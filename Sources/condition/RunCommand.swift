@@ -125,13 +125,9 @@ struct RunCommand: ParsableCommand {
         do {
             // The profile is applied (and the kernel's support for it checked) before the banner is printed.
             status = try session.run(request) { sandbox in
-                // DNS faults, and the profile's DNS delay (without netem), need TapKit to answer the command's DNS.
-                dns = try SandboxDNSAnswering.start(for: chosen, in: sandbox, registry: ConditionEnvironment.registry, runner: runner)
-                if let dns { SandboxCLI.printError("condition: " + dns.announcement) }
-                if try SandboxConditioning.apply(chosen, to: sandbox, runner: runner) == .userspace {
-                    SandboxCLI.printError("condition: delay and loss by the " + ConditioningEngine.userspace.summary
-                                          + " engine in the sandbox: this kernel has no netem")
-                }
+                let conditioned = try SandboxConditioning.condition(sandbox, for: chosen, runner: runner)
+                dns = conditioned.dns
+                for notice in conditioned.notices { SandboxCLI.printError("condition: " + notice) }
             }
         } catch {
             _ = dns?.stop()
