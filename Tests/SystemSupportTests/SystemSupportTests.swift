@@ -12,11 +12,13 @@ struct SpawnTests {
         #expect(String(decoding: result.stderr, as: UTF8.self) == "err\n")
     }
 
-    @Test("a signal death is 128 + N, as shells report it")
+    @Test("a signal death is 128 + N, as shells report it, and said in words")
     func signalled() throws {
         let result = try ProcessSpawner.run(["/bin/sh", "-c", "kill -TERM $$"])
         #expect(result.status == .signalled(SIGTERM))
         #expect(result.status.shellCode == 128 + SIGTERM)
+        #expect("\(result.status)" == "killed by signal 15")
+        #expect("\(ExitStatus.exited(1))" == "exited with status 1")
     }
 
     @Test("a program that is not there is a typed error naming the call and the program")
