@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PacketCapture
+import SystemSupport
 
 extension CaptureDirection: ExpressibleByArgument {}
 
@@ -94,8 +95,9 @@ struct CaptureControlOptions: ParsableArguments {
     /// The filter from -F: the file's text with `#` comments removed, as tcpdump's read_infile does.
     func filterFromFile() throws -> String? {
         guard let path = filterFile else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ValidationError("cannot read filter file \(path): \(String(cString: strerror(errno)))")
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ValidationError("cannot read filter file \(path): \(systemReason(error))")
         }
         let text = String(decoding: data, as: UTF8.self)
         return text.split(separator: "\n", omittingEmptySubsequences: false)

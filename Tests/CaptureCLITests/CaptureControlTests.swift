@@ -51,6 +51,19 @@ struct CaptureControlTests {
         }
     }
 
+    /// A directory where a file belongs (a filter file, a key log) is named as such, never read as empty.
+    @Test(arguments: [(["-F", "DIR"], 64, "cannot read filter file DIR: Is a directory"),
+                      (["--http", "--keylog", "DIR"], 1, "key log DIR is a directory")])
+    func directoryGivenAsAFileSaysSo(arguments: [String], status: Int32, message: String) throws {
+        let directory = temporaryPath(".d")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try capture(["-r", sample] + arguments.map { $0 == "DIR" ? directory : $0 })
+        #expect(result.status == status, "\(arguments): \(result.stderrText)")
+        #expect(result.stderrText.contains(message.replacingOccurrences(of: "DIR", with: directory)), "\(result.stderrText)")
+        #expect(result.stdoutText.isEmpty)
+    }
+
     @Test func versionNamesTheToolAndLibpcap() throws {
         let result = try capture(["--version"])
         #expect(result.status == 0)
