@@ -82,6 +82,16 @@ struct CaptureControlTests {
         #expect(result.status == 64, "\(arguments): \(result.stderrText)")
     }
 
+    /// A negative number is called what it is, as tcpdump does, not a missing value.
+    @Test(arguments: [(["-c", "-1"], "-c needs a positive packet count."), (["-w", "/tmp/x", "-C", "-1"], "-C needs a positive size"),
+                      (["-w", "/tmp/x", "-G", "-5"], "-G needs a positive number of seconds."),
+                      (["-w", "/tmp/x", "-C", "1", "-W", "-2"], "-W needs a positive file count.")])
+    func negativeNumbersAreNamed(arguments: [String], message: String) throws {
+        let result = try capture(["-r", sample] + arguments)
+        #expect(result.status == 64, "\(arguments): \(result.stderrText)")
+        #expect(result.stderrText.contains(message), "\(result.stderrText)")
+    }
+
     /// -Z is carried out in packet mode only: the other modes refuse it rather than keep root without a word.
     @Test(arguments: [["-r", "SAMPLE", "--http"], ["-r", "SAMPLE", "--stats"], ["-r", "SAMPLE", "--follow", "0"],
                       ["--", "true"]])
