@@ -105,3 +105,14 @@ struct PlumbingTests {
                 == .notExecutable(path: plain, reason: "Permission denied"))
     }
 }
+
+@Suite("Foundation's file errors in words")
+struct SystemReasonTests {
+    /// Foundation on Linux reports these as NSCocoaErrorDomain 256 (or 4) over a Swift POSIXError: users must see
+    /// the errno's words, never "The operation could not be completed".
+    @Test(arguments: [("/tmp", "Is a directory"), ("/nonexistent-tapkit/file", "No such file or directory")])
+    func readingSaysTheErrno(path: String, words: String) throws {
+        let error = try #require(throws: (any Error).self) { try Data(contentsOf: URL(fileURLWithPath: path)) }
+        #expect(systemReason(error) == words)
+    }
+}
