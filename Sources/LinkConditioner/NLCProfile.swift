@@ -73,7 +73,7 @@ public enum NLCPropertyList {
     public static func read(contentsOf url: URL) throws -> [NLCProfile] {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw NLCFormatError(file: url.path, message: "cannot read: \(error.localizedDescription)")
+            throw NLCFormatError(file: url.path, message: "cannot read: \(systemReason(error))")
         }
         return try read(data, file: url.path, defaultName: url.deletingPathExtension().lastPathComponent)
     }

@@ -240,7 +240,9 @@ public enum SandboxConditioning {
             let new = treeProfile(profile, answersDNS: record.answersDNS)
             let engines = (old: recorded?.engine, new: try engine(for: new, current: recorded?.engine, in: record.identity,
                                                                   runner: runner, requested: requested))
-            // Started when the sandbox first needs it, and again if it died (`condition sandboxes` said so).
+            // Started when the sandbox first needs it, and again if it is not running (it and its supervisor were
+            // killed, or the supervisor gave up restarting it: `condition sandboxes` says so); never beside a running
+            // engine, nor one whose supervisor is restarting it (the supervisor's pid keeps the report running).
             let running = engines.old == .userspace && SandboxEngine.status(of: record, registry: registry)?.running == true
             let start = engines.new == .userspace && !running
                 ? engineStartCommand(executable: engineExecutable, sandbox: id, registry: registry) : nil

@@ -89,7 +89,7 @@ public struct StateStore: Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
             throw ConditionerError.unexpectedOutput("cannot create the state directory \(directory.path): "
-                + "\(error.localizedDescription) (run as root)")
+                + "\(systemReason(error)) (run as root)")
         }
     }
 

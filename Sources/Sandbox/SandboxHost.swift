@@ -93,6 +93,6 @@ public struct SandboxForwarding: Sendable {
 
     static func write(_ path: String, _ value: String) throws {
         do { try Data((value + "\n").utf8).write(to: URL(fileURLWithPath: path)) }
-        catch { throw SandboxError.registry("cannot write \(value) to \(path): \(error.localizedDescription)") }
+        catch { throw SandboxError.registry("cannot write \(value) to \(path): \(systemReason(error))") }
     }
 }

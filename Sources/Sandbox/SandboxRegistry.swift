@@ -75,7 +75,7 @@ public struct SandboxRegistry: Sendable {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw SandboxError.registry("cannot create \(directory.path): \(error.localizedDescription) (run as root)")
+            throw SandboxError.registry("cannot create \(directory.path): \(systemReason(error)) (run as root)")
         }
     }
 

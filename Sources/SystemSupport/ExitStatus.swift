@@ -1,5 +1,5 @@
 /// How a child process ended, decoded from a `waitpid` status word.
-public enum ExitStatus: Equatable, Sendable {
+public enum ExitStatus: Equatable, Sendable, CustomStringConvertible {
     case exited(Int32)
     case signalled(Int32)
 
@@ -13,6 +13,14 @@ public enum ExitStatus: Equatable, Sendable {
         switch self {
         case .exited(let code): code
         case .signalled(let signal): 128 + signal
+        }
+    }
+
+    /// "exited with status 1", "killed by signal 9": what a report says about a child that ended.
+    public var description: String {
+        switch self {
+        case .exited(let code): "exited with status \(code)"
+        case .signalled(let signal): "killed by signal \(signal)"
         }
     }
 }

@@ -7,7 +7,10 @@ import Glibc
 public func systemReason(_ error: any Error) -> String {
     let nsError = error as NSError
     if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
-    if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+    // On Linux the underlying error is a Swift POSIXError (a directory read gives code 256 over EISDIR), which
+    // `as? NSError` does not match; bridge it through `any Error`.
+    if let underlying = (nsError.userInfo[NSUnderlyingErrorKey] as? any Error).map({ $0 as NSError }),
+       underlying.domain == NSPOSIXErrorDomain {
         return String(cString: strerror(Int32(underlying.code)))
     }
     switch nsError.code {

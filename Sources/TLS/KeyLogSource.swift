@@ -24,6 +24,10 @@ public final class TLSKeySource {
     public init(path: String, follow: Bool, initialWarnings: inout [TLSKeyLog.Warning]) throws {
         keyLog = TLSKeyLog()
         self.path = follow ? path : nil
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw TLSKeyLogError(path: path, reason: "is a directory; expected the key log file itself (what SSLKEYLOGFILE names)")
+        }
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw TLSKeyLogError(path: path, reason: "cannot be read (does it exist, and is it readable by this user?)")
         }

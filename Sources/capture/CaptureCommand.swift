@@ -19,7 +19,8 @@ struct SourceOptions: ParsableArguments {
                                                         valueName: "file"))
     var readFile: String?
 
-    @Option(name: .customShort("c"), help: ArgumentHelp("Stop after this many packets.", valueName: "count"))
+    // Unconditional (as getopt takes the next word), so `-c -1` is called a bad count, not a missing value.
+    @Option(name: .customShort("c"), parsing: .unconditional, help: ArgumentHelp("Stop after this many packets.", valueName: "count"))
     var count: Int?
 
     @Option(name: .customShort("s"), help: ArgumentHelp("Snap length: bytes kept per live packet (0 means 262144).",

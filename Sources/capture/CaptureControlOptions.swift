@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PacketCapture
+import SystemSupport
 
 extension CaptureDirection: ExpressibleByArgument {}
 
@@ -41,13 +42,14 @@ struct CaptureControlOptions: ParsableArguments {
           help: "List the timestamp sources the -i interface offers, then exit.")
     var listTimestampTypes = false
 
-    @Option(name: .customShort("C"), help: ArgumentHelp("With -w: start a new file once the current one is larger than this many million bytes (FILE, FILE1, FILE2, ...).", valueName: "millions of bytes"))
+    // -C, -G and -W take the next word as getopt does, so a negative number is called that, not a missing value.
+    @Option(name: .customShort("C"), parsing: .unconditional, help: ArgumentHelp("With -w: start a new file once the current one is larger than this many million bytes (FILE, FILE1, FILE2, ...).", valueName: "millions of bytes"))
     var fileSizeMegabytes: Int?
 
-    @Option(name: .customShort("G"), help: ArgumentHelp("With -w: start a new file every this many seconds; FILE may hold strftime(3) codes such as %H%M%S.", valueName: "seconds"))
+    @Option(name: .customShort("G"), parsing: .unconditional, help: ArgumentHelp("With -w: start a new file every this many seconds; FILE may hold strftime(3) codes such as %H%M%S.", valueName: "seconds"))
     var rotateSeconds: Int?
 
-    @Option(name: .customShort("W"), help: ArgumentHelp("With -C: keep at most this many files, reused in turn (FILE0...); with -G: stop after this many files.", valueName: "count"))
+    @Option(name: .customShort("W"), parsing: .unconditional, help: ArgumentHelp("With -C: keep at most this many files, reused in turn (FILE0...); with -G: stop after this many files.", valueName: "count"))
     var fileCount: Int?
 
     /// For `condition run`, which starts its command once this capture is capturing: created when the handle is
@@ -94,8 +96,9 @@ struct CaptureControlOptions: ParsableArguments {
     /// The filter from -F: the file's text with `#` comments removed, as tcpdump's read_infile does.
     func filterFromFile() throws -> String? {
         guard let path = filterFile else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ValidationError("cannot read filter file \(path): \(String(cString: strerror(errno)))")
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ValidationError("cannot read filter file \(path): \(systemReason(error))")
         }
         let text = String(decoding: data, as: UTF8.self)
         return text.split(separator: "\n", omittingEmptySubsequences: false)

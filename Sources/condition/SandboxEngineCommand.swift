@@ -10,27 +10,28 @@ struct SandboxEngineCommand: ParsableCommand {
 
     @Option var sandbox: String
     @Option var registry: String
-    @Option var role: Role = .start
-
-    enum Role: String, ExpressibleByArgument {
-        /// Starts the worker in the sandbox's namespace and waits until it has bound its queues.
-        case start
-        /// The engine itself, inside the namespace.
-        case worker
-    }
+    @Option var role: SandboxEngine.Role = .start
+    /// The worker's: how many times its supervisor has started it again.
+    @Option var restarts = 0
 
     func run() throws {
         let registry = SandboxRegistry(directory: URL(fileURLWithPath: registry))
-        switch role {
-        case .start:
+        if role == .start {
             do { try SandboxEngine.start(id: sandbox, registry: registry, executable: RevertScheduler.currentExecutable()) } catch {
                 throw ReportedError(description: "\(error)")
             }
-        case .worker:
-            // In a session of its own, so no terminal signal reaches it; ignore them anyway.
-            signal(SIGINT, SIG_IGN)
-            signal(SIGHUP, SIG_IGN)
-            try SandboxEngine.work(id: sandbox, registry: registry)
+            return
+        }
+        // Both run in a session of their own, so no terminal signal reaches them; ignore them anyway. SIGTERM stays
+        // fatal: the sandbox's teardown stops them with it.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
+        if role == .supervise {
+            try SandboxEngineSupervisor.supervise(id: sandbox, registry: registry, executable: RevertScheduler.currentExecutable())
+        } else {
+            try SandboxEngine.work(id: sandbox, registry: registry, restarts: restarts)
         }
     }
 }
+
+extension SandboxEngine.Role: ExpressibleByArgument {}

@@ -55,7 +55,9 @@ struct SandboxesCommand: ParsableCommand {
             if let engine = SandboxEngine.status(of: record, registry: ConditionEnvironment.registry) {
                 var described: [String: Any] = ["name": engine.engine.rawValue, "summary": engine.summary, "running": engine.running]
                 if let report = engine.report, engine.engine == .userspace {
-                    described["pid"] = report.pid
+                    described["pid"] = report.worker ?? report.pid
+                    if let worker = report.worker, worker != report.pid { described["supervisorPid"] = report.pid }
+                    if let restarts = report.restarts { described["restarts"] = restarts }
                     described["delayed"] = report.delayed
                     described["passed"] = report.passed
                     described["dropped"] = report.dropped

@@ -51,6 +51,19 @@ struct CaptureControlTests {
         }
     }
 
+    /// A directory where a file belongs (a filter file, a key log) is named as such, never read as empty.
+    @Test(arguments: [(["-F", "DIR"], 64, "cannot read filter file DIR: Is a directory"),
+                      (["--http", "--keylog", "DIR"], 1, "key log DIR is a directory")])
+    func directoryGivenAsAFileSaysSo(arguments: [String], status: Int32, message: String) throws {
+        let directory = temporaryPath(".d")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try capture(["-r", sample] + arguments.map { $0 == "DIR" ? directory : $0 })
+        #expect(result.status == status, "\(arguments): \(result.stderrText)")
+        #expect(result.stderrText.contains(message.replacingOccurrences(of: "DIR", with: directory)), "\(result.stderrText)")
+        #expect(result.stdoutText.isEmpty)
+    }
+
     @Test func versionNamesTheToolAndLibpcap() throws {
         let result = try capture(["--version"])
         #expect(result.status == 0)
@@ -67,6 +80,16 @@ struct CaptureControlTests {
     func flagsThatWouldDoNothingAreRefused(arguments: [String]) throws {
         let result = try capture(["-r", sample] + arguments)
         #expect(result.status == 64, "\(arguments): \(result.stderrText)")
+    }
+
+    /// A negative number is called what it is, as tcpdump does, not a missing value.
+    @Test(arguments: [(["-c", "-1"], "-c needs a positive packet count."), (["-w", "/tmp/x", "-C", "-1"], "-C needs a positive size"),
+                      (["-w", "/tmp/x", "-G", "-5"], "-G needs a positive number of seconds."),
+                      (["-w", "/tmp/x", "-C", "1", "-W", "-2"], "-W needs a positive file count.")])
+    func negativeNumbersAreNamed(arguments: [String], message: String) throws {
+        let result = try capture(["-r", sample] + arguments)
+        #expect(result.status == 64, "\(arguments): \(result.stderrText)")
+        #expect(result.stderrText.contains(message), "\(result.stderrText)")
     }
 
     /// -Z is carried out in packet mode only: the other modes refuse it rather than keep root without a word.

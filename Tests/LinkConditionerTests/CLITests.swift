@@ -222,6 +222,16 @@ import Testing
         #expect(ui.status != 0 && ui.stderrText.contains("leave --engine out"), "\(ui.stderrText)")
     }
 
+    @Test func importOfADirectorySaysSo() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-\(UUID().uuidString).plist")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try condition(["import", directory.path])
+        #expect(result.status == 1)
+        #expect(result.stderrText.contains("\(directory.path): cannot read: Is a directory"), "\(result.stderrText)")
+        #expect(!result.stderrText.contains("NSCocoaErrorDomain"))
+    }
+
     @Test func planOnAMissingInterfaceWarnsAndStillPrints() throws {
         let result = try condition(["plan", "DSL", "-i", "tapkitnone0"])
         #expect(result.status == 0)

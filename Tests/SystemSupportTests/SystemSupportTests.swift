@@ -12,11 +12,13 @@ struct SpawnTests {
         #expect(String(decoding: result.stderr, as: UTF8.self) == "err\n")
     }
 
-    @Test("a signal death is 128 + N, as shells report it")
+    @Test("a signal death is 128 + N, as shells report it, and said in words")
     func signalled() throws {
         let result = try ProcessSpawner.run(["/bin/sh", "-c", "kill -TERM $$"])
         #expect(result.status == .signalled(SIGTERM))
         #expect(result.status.shellCode == 128 + SIGTERM)
+        #expect("\(result.status)" == "killed by signal 15")
+        #expect("\(ExitStatus.exited(1))" == "exited with status 1")
     }
 
     @Test("a program that is not there is a typed error naming the call and the program")
@@ -101,5 +103,16 @@ struct PlumbingTests {
         #expect(ExecutableLookup.resolve(directory.path, searchPath: "").shellStatus == 126)
         #expect(ExecutableLookup.resolve("plain", searchPath: directory.path)
                 == .notExecutable(path: plain, reason: "Permission denied"))
+    }
+}
+
+@Suite("Foundation's file errors in words")
+struct SystemReasonTests {
+    /// Foundation on Linux reports these as NSCocoaErrorDomain 256 (or 4) over a Swift POSIXError: users must see
+    /// the errno's words, never "The operation could not be completed".
+    @Test(arguments: [("/tmp", "Is a directory"), ("/nonexistent-tapkit/file", "No such file or directory")])
+    func readingSaysTheErrno(path: String, words: String) throws {
+        let error = try #require(throws: (any Error).self) { try Data(contentsOf: URL(fileURLWithPath: path)) }
+        #expect(systemReason(error) == words)
     }
 }

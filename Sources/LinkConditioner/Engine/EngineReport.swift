@@ -3,20 +3,24 @@ import Foundation
 /// What the user-space engine says about itself, once a second, in `<netns>-<iface>.engine` beside the record:
 /// `status` shows it (and whether its process still runs).
 public struct EngineReport: Codable, Sendable, Equatable {
-    /// The supervising `condition __engine` process.
+    /// The supervising `condition __engine` (`__sandbox-engine`) process; the engine's own pid once a sandbox's
+    /// engine has lost its supervisor, or when nothing is left but the supervisor's last word (`error`).
     public var pid: Int32
     /// The engine process itself (the supervisor's child); nil in reports written before it was recorded.
     public var worker: Int32? = nil
+    /// How many times a sandbox's supervisor started its engine again after it died (nil: never).
+    public var restarts: Int? = nil
     /// Packets held for a delay, let through at once (reordering), and dropped (correlated loss) so far.
     public var delayed: UInt64 = 0
     public var passed: UInt64 = 0
     public var dropped: UInt64 = 0
     public var error: String? = nil
 
-    public init(pid: Int32, worker: Int32? = nil, delayed: UInt64 = 0, passed: UInt64 = 0, dropped: UInt64 = 0,
-                error: String? = nil) {
+    public init(pid: Int32, worker: Int32? = nil, restarts: Int? = nil, delayed: UInt64 = 0, passed: UInt64 = 0,
+                dropped: UInt64 = 0, error: String? = nil) {
         self.pid = pid
         self.worker = worker
+        self.restarts = restarts
         self.delayed = delayed
         self.passed = passed
         self.dropped = dropped
