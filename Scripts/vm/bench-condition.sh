@@ -1,13 +1,16 @@
 #!/bin/bash
 # Accuracy of `condition` beside tcconfig (tcset/tcdel), inside the VM, on the same veth link in the same run.
 # Runs INSIDE the VM as root (Scripts/bench-condition boots it):
-#   bench-condition.sh [--bin DIR] [--probes N] [--scale F] [--tcconfig-commands DIR] CASE...
+#   bench-condition.sh [--bin DIR] [--probes N] [--scale F] [--tcconfig-commands DIR] [--tools LIST] CASE...
 # Cases: rate:KBIT (rate:max = half the unconditioned upload goodput, rounded down to two digits),
 #        delay:MS, loss:PCT, jitter:MS (20 ms delay with MS of normal jitter, each way); delay, loss and jitter
 #        may add @KBIT, a bandwidth in both directions too (delay:100@32: 100 ms at 32 kbit/s); throughput:MS@KBIT
 #        is the rate case through MS of delay each way (what keeps the user-space engine busy, for its CPU).
-# --no-tcconfig measures `condition` alone (Scripts/bench-condition --here: this kernel, no netem for tcconfig).
-# Each case is applied by `condition` (a profile file) and then by tcconfig to the client's end of a veth pair
+# Tools (--tools, comma-separated; default condition,engine,tcconfig): condition (`condition apply`, whose engine
+# is netem where the kernel has it), engine (`condition apply --engine userspace`: the user-space engine on the same
+# kernel, for netem's figures beside it) and tcconfig. --no-tcconfig measures `condition` alone (Scripts/bench-condition
+# --here: this kernel, where `condition` is the user-space engine and tcconfig has no netem).
+# Each case is applied by each tool in turn (`condition` from a profile file) to the client's end of a veth pair
 # (both directions: egress, and ingress through an ifb), and measured from the client:
 #   rate    iperf3 goodput up and down, counted at the receiving end interval by interval (server log for the
 #           upload, client for the download), after a warm-up (6 s below 100 kbit/s: past TCP's start-up
@@ -34,7 +37,7 @@ bin_dir="$(pwd)/.build/debug"
 probes=2000
 scale=1
 tcconfig_dir=""
-no_tcconfig=0
+tools=condition,engine,tcconfig
 cases=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -42,7 +45,8 @@ while [ $# -gt 0 ]; do
         --probes) probes="$2"; shift 2 ;;
         --scale) scale="$2"; shift 2 ;;
         --tcconfig-commands) tcconfig_dir="$2"; shift 2 ;;
-        --no-tcconfig) no_tcconfig=1; shift ;;
+        --no-tcconfig) tools=condition; shift ;;
+        --tools) tools="$2"; shift 2 ;;
         *) cases+=("$1"); shift ;;
     esac
 done
@@ -147,7 +151,7 @@ settings() {  # CASE -> kind value rate (rate: "-" when the case sets none)
     echo "$kind $value $rate"
 }
 
-apply_condition() {  # KIND VALUE
+apply_condition() {  # KIND VALUE [ENGINE]
     local body
     case $1 in
         rate) body="\"bandwidthKbit\": $2" ;;
@@ -157,9 +161,11 @@ apply_condition() {  # KIND VALUE
     esac
     [ "$rate" = - ] || body="\"bandwidthKbit\": $rate, $body"
     echo "{\"name\": \"Bench\", \"downlink\": {$body}, \"uplink\": {$body}}" > $profiles/bench.json
-    in_c timeout 300 "$condition" apply Bench -i $CI --profiles $profiles --yes >/dev/null
+    in_c timeout 300 "$condition" apply Bench -i $CI --profiles $profiles --yes --engine "${3:-auto}" >/dev/null
 }
 off_condition() { in_c timeout 300 "$condition" off -i $CI >/dev/null; }
+apply_engine() { apply_condition "$1" "$2" userspace; }
+off_engine() { off_condition; }
 # The commands in FILE with the host's device name replaced by the lab's, one at a time; stops at a failure
 # unless KEEP_GOING is given (undoing: each command removes one thing, whatever happened before).
 run_commands() {  # FILE [KEEP_GOING]
@@ -252,7 +258,7 @@ run_tool() {  # TOOL CASE KIND VALUE
     local t0=$(date +%s.%N) t1 t2 t3 summary c0 c1
     if "apply_$1" "$3" "$4"; then
         t1=$(date +%s.%N); summary=$(link_summary)
-        [ "$1" = condition ] && summary="$summary engine=$(in_c "$condition" status | sed -n 's/^  engine: \([a-z]*\).*/\1/p' | head -1)"
+        [ "$1" = tcconfig ] || summary="$summary engine=$(in_c "$condition" status | sed -n 's/^  engine: \([a-z]*\).*/\1/p' | head -1)"
         c0=$(engine_cpu)
         measure "$1" "$2" "$3" "$4" | sed "s/\$/ $summary/" | {
             read -r line; c1=$(engine_cpu)
@@ -270,9 +276,13 @@ index=0
 for case in "${cases[@]}"; do
     index=$((index + 1))
     read -r kind value rate <<<"$(settings "$case")"
-    port=$((5300 + 20 * index)); run_tool condition "$case" "$kind" "$value"
-    [ "$no_tcconfig" = 1 ] && continue
-    if [ -z "$tcset_cmd" ] && [ -z "$tcconfig_dir" ]; then echo "BENCH tool=tcconfig case=$case failed=not_installed"; continue; fi
-    port=$((5310 + 20 * index)); run_tool tcconfig "$case" "$kind" "$value"
+    offset=0
+    for tool in ${tools//,/ }; do
+        port=$((5300 + 30 * index + offset)); offset=$((offset + 10))
+        if [ "$tool" = tcconfig ] && [ -z "$tcset_cmd" ] && [ -z "$tcconfig_dir" ]; then
+            echo "BENCH tool=tcconfig case=$case failed=not_installed"; continue
+        fi
+        run_tool "$tool" "$case" "$kind" "$value"
+    done
 done
 echo "# time total $(( $(date +%s) - started ))s in the guest"

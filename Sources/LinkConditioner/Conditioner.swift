@@ -12,13 +12,16 @@ public struct ApplyOptions: Sendable {
     public var duration: TimeInterval?
     /// Which traffic to condition. nil: all IP on a first apply, and whatever is active on a switch.
     public var selection: TrafficSelection?
+    /// Which engine carries delay and loss (`--engine`); a switch keeps the active one and refuses another.
+    public var engine: EngineRequest
 
     public init(force: Bool = false, confirmed: Bool = false, duration: TimeInterval? = nil,
-                selection: TrafficSelection? = nil) {
+                selection: TrafficSelection? = nil, engine: EngineRequest = .auto) {
         self.force = force
         self.confirmed = confirmed
         self.duration = duration
         self.selection = selection
+        self.engine = engine
     }
 }
 
@@ -245,28 +248,21 @@ public struct Conditioner: Sendable {
         if needsConfirmation(profile, on: interface) && options.duration == nil && !options.confirmed {
             throw ConditionerError.needsConfirmation(profile: profile.name, interface: interface.rawValue)
         }
-        return try engine(for: profile, active: try? store.load(interface))
+        return try engine(for: profile, active: try? store.load(interface), requested: options.engine)
     }
 
-    /// netem where the kernel has it; else the user-space engine. The engine of the active profile stays when it
-    /// can carry the new one, and a profile with netem already active here proves the kernel has it: a switch then
-    /// skips the probes (a throwaway namespace and a process each), which would otherwise delay every step of a
-    /// schedule.
-    func engine(for profile: Profile, active: ConditionState?) throws -> ConditioningEngine {
-        if active?.activeEngine == .userspace {
-            let missing = UserspaceEngine.unsupported(profile)
-            guard missing.isEmpty else { throw ConditionerError.engineCannot(profile: profile.name, what: missing) }
-            return .userspace
+    /// netem where the kernel has it, else the user-space engine, unless `requested` names one (`EngineRequest`).
+    /// The engine of the active profile stays when it can carry the new one, and a profile with netem already
+    /// active here proves the kernel has it: a switch then skips the probes (a throwaway namespace and a process
+    /// each), which would otherwise delay every step of a schedule. htb alone is recorded as netem.
+    func engine(for profile: Profile, active: ConditionState?, requested: EngineRequest = .auto) throws -> ConditioningEngine {
+        let inForce: ConditioningEngine? = active.flatMap {
+            $0.activeEngine == .userspace ? .userspace : $0.profile.needsNetem ? .netem : nil
         }
-        guard profile.needsNetem else { return .netem }
-        if let active, active.profile.needsNetem { return .netem }
-        if kernel.netemAvailable() { return .netem }
-        guard kernel.userspaceEngineAvailable() else {
-            throw ConditionerError.netemUnavailable(profile: profile.name, needs: Conditioner.netemNeeds(profile))
-        }
-        let missing = UserspaceEngine.unsupported(profile)
-        guard missing.isEmpty else { throw ConditionerError.engineCannot(profile: profile.name, what: missing) }
-        return .userspace
+        return try requested.engine(for: profile, active: inForce,
+                                    remedy: "Run `condition off -i \(active?.interface.rawValue ?? "IFACE")` first",
+                                    netemAvailable: kernel.netemAvailable,
+                                    userspaceAvailable: kernel.userspaceEngineAvailable) ?? .netem
     }
 
     public static func netemNeeds(_ profile: Profile) -> String {

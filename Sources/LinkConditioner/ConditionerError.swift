@@ -3,7 +3,13 @@ public enum ConditionerError: Error, CustomStringConvertible {
     case unexpectedOutput(String)
     case noSuchInterface(String)
     case netemUnavailable(profile: String, needs: String)
-    case engineCannot(profile: String, what: [String])
+    /// `chosen`: the user-space engine was asked for (`--engine userspace`) or is in force; else it stands in for
+    /// the netem this kernel lacks.
+    case engineCannot(profile: String, what: [String], chosen: Bool)
+    /// `--engine` named an engine this system cannot run.
+    case requestedEngineMissing(ConditioningEngine, profile: String)
+    /// `--engine` named another engine than the one carrying the profile in force; a switch keeps its engine.
+    case engineInUse(active: ConditioningEngine, requested: ConditioningEngine, remedy: String)
     case foreignRootQdisc(interface: String, kind: String, handle: String)
     case foreignIngress(interface: String)
     case notRestorable(interface: String, what: String)
@@ -23,10 +29,31 @@ public enum ConditionerError: Error, CustomStringConvertible {
             return "profile \"\(profile)\" needs \(needs), which needs the netem qdisc (sch_netem) or the user-space engine "
                 + "(nftables and iptables-nft's NFQUEUE target), and this kernel has neither; nothing was changed. Run "
                 + "`condition doctor` for how to get them, or use a bandwidth-only profile (those work with htb alone)."
-        case .engineCannot(let profile, let what):
-            return "profile \"\(profile)\" asks for \(what.joined(separator: " and ")), which only netem does (the user-space "
-                + "engine holds and drops packets, it does not copy or change them), and this kernel has no sch_netem; "
-                + "nothing was changed. Leave those fields out, or use a kernel with netem (`condition doctor`)."
+        case .engineCannot(let profile, let what, let chosen):
+            let start = "profile \"\(profile)\" asks for \(what.joined(separator: " and ")), which only netem does (the user-space "
+                + "engine holds and drops packets, it does not copy or change them), "
+            if chosen {
+                return start + "and the user-space engine is the one chosen (--engine userspace, or the engine of the profile "
+                    + "in force, which a switch keeps); nothing was changed. Leave those fields out, or use netem: "
+                    + "`--engine netem` (after `condition off` if a profile is active)."
+            }
+            return start + "and this kernel has no sch_netem; nothing was changed. Leave those fields out, or use a kernel "
+                + "with netem (`condition doctor`)."
+        case .requestedEngineMissing(let engine, let profile):
+            switch engine {
+            case .netem:
+                return "--engine netem: profile \"\(profile)\" needs the netem qdisc, and this kernel has no sch_netem (`tc qdisc "
+                    + "add ... netem` failed); nothing was changed. Leave out --engine (or give --engine userspace) to use "
+                    + "the user-space engine, or see `condition doctor` for how to get netem."
+            case .userspace:
+                return "--engine userspace: the user-space engine needs nftables and iptables-nft's NFQUEUE target on the "
+                    + "netfilter queue (nfnetlink_queue, xt_NFQUEUE), and this system lacks one of them; nothing was changed. "
+                    + "`condition doctor` says which; or leave out --engine to use netem."
+            }
+        case .engineInUse(let active, let requested, let remedy):
+            return "the profile in force is carried by \(active.summary), and --engine \(requested.rawValue) asks for the other "
+                + "engine; a switch keeps its engine, so nothing was changed. \(remedy), or leave out --engine to switch "
+                + "in place."
         case .foreignRootQdisc(let interface, let kind, let handle):
             return "\(interface) already has a root qdisc that TapKit did not create (\(kind) \(handle)); nothing was "
                 + "changed. Use --force to replace it: it is recorded and put back by `condition off -i \(interface)`."

@@ -144,20 +144,15 @@ public enum SandboxConditioning {
 
     /// What carries the delay and loss of `profile` (as the veth pair carries it: `treeProfile`) in a sandbox whose
     /// engine so far is `current`: nil while htb alone does (bandwidth only); netem where the kernel has it; else
-    /// the user-space engine, which, once started, stays the sandbox's engine. Throws, before anything changes, when
-    /// neither can carry the profile.
+    /// the user-space engine, or the one `requested`. Once chosen, an engine stays the sandbox's engine. Throws,
+    /// before anything changes, when the engine cannot carry the profile.
     public static func engine(for profile: Profile, current: ConditioningEngine?, in identity: SandboxIdentity,
-                              runner: any CommandRunner) throws -> ConditioningEngine? {
-        if current != .userspace {
-            guard profile.needsNetem else { return current }
-            if current == .netem || netemAvailable(in: identity, runner: runner) { return .netem }
-            guard LiveKernelSupport(runner: runner).userspaceEngineAvailable() else {
-                throw ConditionerError.netemUnavailable(profile: profile.name, needs: Conditioner.netemNeeds(profile))
-            }
-        }
-        let missing = UserspaceEngine.unsupported(profile)
-        guard missing.isEmpty else { throw ConditionerError.engineCannot(profile: profile.name, what: missing) }
-        return .userspace
+                              runner: any CommandRunner, requested: EngineRequest = .auto) throws -> ConditioningEngine? {
+        try requested.engine(for: profile, active: current,
+                             remedy: "A sandbox keeps its engine while its command runs: start the command again with "
+                                + "`condition run --engine \(requested.rawValue)`",
+                             netemAvailable: { netemAvailable(in: identity, runner: runner) },
+                             userspaceAvailable: { LiveKernelSupport(runner: runner).userspaceEngineAvailable() })
     }
 
     /// What the veth pair carries of `profile`: all of it, but the DNS delay where `condition run`'s DNS forwarder
@@ -187,9 +182,10 @@ public enum SandboxConditioning {
     /// user-space engine its settings). Returns what carries delay and loss (nil: nothing needs to).
     @discardableResult
     public static func apply(_ profile: Profile, to sandbox: RunningSandbox, runner: any CommandRunner,
+                             engine requested: EngineRequest = .auto,
                              engineExecutable: String = defaultEngineExecutable) throws -> ConditioningEngine? {
         let tree = treeProfile(profile, answersDNS: sandbox.record.answersDNS)
-        let engine = try engine(for: tree, current: nil, in: sandbox.identity, runner: runner)
+        let engine = try engine(for: tree, current: nil, in: sandbox.identity, runner: runner, requested: requested)
         // Recorded first: the engine reads its settings from the record.
         try sandbox.update {
             $0.profile = profile.name
@@ -212,13 +208,14 @@ public enum SandboxConditioning {
     /// command's DNS when the profile has DNS faults or a DNS delay (it marks the record, so `apply` then leaves the
     /// DNS delay to it and needs no netem for it), then the profile is applied. On failure the forwarder is stopped;
     /// the caller removes the sandbox.
-    public static func condition(_ sandbox: RunningSandbox, for profile: Profile, runner: any CommandRunner) throws -> Conditioned {
+    public static func condition(_ sandbox: RunningSandbox, for profile: Profile, runner: any CommandRunner,
+                                 engine requested: EngineRequest = .auto) throws -> Conditioned {
         let dns = try SandboxDNSAnswering.start(for: profile, in: sandbox, runner: runner)
         do {
             var notices = dns.map { [$0.announcement] } ?? []
-            if try apply(profile, to: sandbox, runner: runner) == .userspace {
+            if try apply(profile, to: sandbox, runner: runner, engine: requested) == .userspace {
                 notices.append("delay and loss of \"\(profile.name)\" by the \(ConditioningEngine.userspace.summary) engine in the "
-                               + "sandbox: this kernel has no netem")
+                               + "sandbox: " + (requested == .userspace ? "--engine userspace" : "this kernel has no netem"))
             }
             return Conditioned(dns: dns, notices: notices)
         } catch {
@@ -229,7 +226,7 @@ public enum SandboxConditioning {
 
     /// Switches a running sandbox from its recorded profile to `profile`, in place, and records it.
     public static func switchProfile(to profile: Profile, sandbox id: String, registry: SandboxRegistry,
-                                     runner: any CommandRunner,
+                                     runner: any CommandRunner, engine requested: EngineRequest = .auto,
                                      engineExecutable: String = defaultEngineExecutable) throws -> SandboxRecord {
         guard geteuid() == 0 else { throw SandboxError.notRoot }
         return try registry.withLock {
@@ -241,7 +238,8 @@ public enum SandboxConditioning {
             let recorded = SandboxConditions(recordText: record.conditions)
             let old = treeProfile(recorded?.profile ?? Profile(name: record.profile), answersDNS: record.answersDNS)
             let new = treeProfile(profile, answersDNS: record.answersDNS)
-            let engines = (old: recorded?.engine, new: try engine(for: new, current: recorded?.engine, in: record.identity, runner: runner))
+            let engines = (old: recorded?.engine, new: try engine(for: new, current: recorded?.engine, in: record.identity,
+                                                                  runner: runner, requested: requested))
             // Started when the sandbox first needs it, and again if it is not running (it and its supervisor were
             // killed, or the supervisor gave up restarting it: `condition sandboxes` says so); never beside a running
             // engine, nor one whose supervisor is restarting it (the supervisor's pid keeps the report running).

@@ -27,6 +27,7 @@ struct Apply: ParsableCommand {
     @Flag(help: "With --for, return at once and leave the revert to the watchdog.")
     var noWait = false
     @OptionGroup var targets: TargetOptions
+    @OptionGroup var engine: EngineOption
     @OptionGroup(title: "Connection faults") var faults: FaultOptions
     @OptionGroup var namespace: NamespaceOptions
     @Option(name: .customLong("then"), help: ArgumentHelp(
@@ -80,7 +81,7 @@ struct Apply: ParsableCommand {
         try report { try Privileges.require("condition apply (it changes qdiscs with tc)") }
         if let sandbox = interface.sandbox {
             return try report { try SandboxApply.run(profile: faults.profile(name, catalog: { try profiles.catalog(for: name) }, use: "--sandbox"),
-                                                     sandbox: sandbox, duration: duration) }
+                                                     sandbox: sandbox, duration: duration, engine: engine.engine) }
         }
         if traceDownlink != nil || traceUplink != nil { return try runTrace() }
         if let (schedule, file) = try report({ try requestedSchedule() }) {
@@ -111,7 +112,7 @@ struct Apply: ParsableCommand {
         let outcome = try report {
             try conditioner.apply(profile, to: device,
                                   options: ApplyOptions(force: force, confirmed: yes, duration: seconds,
-                                                        selection: requested))
+                                                        selection: requested, engine: engine.engine))
         }
         let state = outcome.state
         if let seconds, let deadline = state.expiresAt {
@@ -212,7 +213,7 @@ struct Apply: ParsableCommand {
         let options = { (first: Bool) in
             ApplyOptions(force: first && force, confirmed: true,
                          duration: deadline.map { max(0.001, $0.timeIntervalSinceNow) },
-                         selection: selection == .allIP ? nil : selection)
+                         selection: selection == .allIP ? nil : selection, engine: engine.engine)
         }
         /// After a step's change: each switch makes a new token, so the watchdog of the one before stands down;
         /// start its successor.

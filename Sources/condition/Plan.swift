@@ -12,6 +12,7 @@ struct Plan: ParsableCommand {
     @Flag(help: "Show the commands that replace a foreign root and ingress qdisc, as apply --force would.")
     var force = false
     @OptionGroup var targets: TargetOptions
+    @OptionGroup var engine: EngineOption
     @OptionGroup(title: "Connection faults") var faults: FaultOptions
 
     func validate() throws {
@@ -38,9 +39,18 @@ struct Plan: ParsableCommand {
         var state = ConditionState(interface: device, profile: profile, replacedIngress: force)
         state.selection = selection
         state.mtu = Conditioner.mtu(device, runner: runner)
-        // Judged without root from the module lists, as `list` does; apply tries netem for real.
+        // Judged without root from the module lists, as `list` does; apply tries netem for real. apply's choice,
+        // except that where neither engine can run, `auto` prints netem's plan with a note instead of apply's refusal.
         let netem = geteuid() == 0 ? LiveKernelSupport().netemAvailable() : LinkConditioner.Doctor().moduleAvailable("sch_netem")
-        state.engine = profile.needsNetem && !netem && ProcessRunner.locate("iptables-nft") != nil ? .userspace : .netem
+        let userspace = geteuid() == 0 ? LiveKernelSupport().userspaceEngineAvailable() : ProcessRunner.locate("iptables-nft") != nil
+        do {
+            state.engine = try engine.engine.engine(for: profile, active: nil, remedy: "", netemAvailable: { netem },
+                                                    userspaceAvailable: { userspace }) ?? .netem
+        } catch where engine.engine == .auto {
+            state.engine = .netem
+        } catch {
+            try report { throw error }
+        }
         state.engineID = state.engine == .userspace ? "ENGINE-ID" : nil
         print("# apply \"\(profile.name)\" to \(device)" + (profile.source.map { " (profile from \($0))" } ?? ""))
         print("# engine: " + (profile.needsNetem ? state.activeEngine.summary : "htb only (no delay or loss)"))

@@ -45,6 +45,8 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .customLong("json"), help: "With --http: one JSON object per exchange (as `capture --http --json`).")
     var json = false
 
+    @OptionGroup var engine: EngineOption
+
     @Flag(name: .customLong("no-quic"), help: "Reject the command's UDP to port 443 so QUIC clients fall back to TCP (HTTP/1.1, h2).")
     var noQUIC = false
 
@@ -69,6 +71,10 @@ struct RunCommand: ParsableCommand {
         if ui != nil {
             if profile == nil {
                 throw ValidationError("--ui needs a profile for the panel to start at: condition run PROFILE --ui -- COMMAND")
+            }
+            if engine.engine != .auto {
+                throw ValidationError("--ui hands the command to `capture --profile PROFILE --ui`, which chooses the engine itself "
+                                      + "(netem where the kernel has it): leave --engine out, or leave --ui out.")
             }
             if faults.given {
                 throw ValidationError("--ui hands the command to `capture --profile PROFILE --ui`, whose panel switches whole "
@@ -125,7 +131,7 @@ struct RunCommand: ParsableCommand {
         do {
             // The profile is applied (and the kernel's support for it checked) before the banner is printed.
             status = try session.run(request) { sandbox in
-                let conditioned = try SandboxConditioning.condition(sandbox, for: chosen, runner: runner)
+                let conditioned = try SandboxConditioning.condition(sandbox, for: chosen, runner: runner, engine: engine.engine)
                 dns = conditioned.dns
                 for notice in conditioned.notices { SandboxCLI.printError("condition: " + notice) }
             }

@@ -78,12 +78,12 @@ struct SandboxesCommand: ParsableCommand {
 
 /// `condition apply PROFILE --sandbox ID`, called from the apply command.
 enum SandboxApply {
-    static func run(profile: Profile, sandbox id: String, duration: String?) throws {
+    static func run(profile: Profile, sandbox id: String, duration: String?, engine: EngineRequest) throws {
         if duration != nil {
             throw ReportedError(description: "--for does not apply to --sandbox: a sandbox's conditions last as long as its command")
         }
         let record = try SandboxConditioning.switchProfile(to: profile, sandbox: id, registry: ConditionEnvironment.registry,
-                                                           runner: ProcessRunner())
+                                                           runner: ProcessRunner(), engine: engine)
         print("Switched sandbox \(record.identity.id) (\(record.identity.hostInterface)) to \"\(profile.name)\"")
     }
 }

@@ -28,7 +28,8 @@ import Testing
 
     @Test func applyHelpDocumentsEveryFlag() throws {
         let help = try condition(["apply", "--help"]).stdoutText
-        for flag in ["--for <duration>", "--force", "--yes", "--no-wait", "-i, --interface <iface>", "--profiles <dir>"] {
+        for flag in ["--for <duration>", "--force", "--yes", "--no-wait", "-i, --interface <iface>", "--profiles <dir>",
+                     "--engine <engine>"] {
             #expect(help.contains(flag), "apply help lacks \(flag)")
         }
     }
@@ -188,6 +189,37 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stderrText.contains("condition: cannot create /proc/tapkit-no/profiles: "), "\(result.stderrText)")
         #expect(!result.stderrText.contains("NSCocoaErrorDomain"))
+    }
+
+    @Test func planShowsTheEngineAskedForOrApplysRefusal() throws {
+        let userspace = try condition(["plan", "3G", "-i", "lo", "--engine", "userspace"])
+        if userspace.status == 0 {
+            #expect(userspace.stdoutText.contains("# engine: user space"))
+            #expect(!userspace.stdoutText.contains("netem"))
+            #expect(userspace.stdoutText.contains("__engine -i lo"))
+        } else {
+            #expect(userspace.stderrText.contains("--engine userspace: the user-space engine needs"), "\(userspace.stderrText)")
+        }
+        let netem = try condition(["plan", "3G", "-i", "lo", "--engine", "netem"])
+        if netem.status == 0 {
+            #expect(netem.stdoutText.contains("# engine: netem"))
+        } else {
+            #expect(netem.stderrText.contains("--engine netem: profile \"3G\" needs the netem qdisc"), "\(netem.stderrText)")
+            #expect(netem.stdoutText.isEmpty)
+        }
+        // Bandwidth alone needs neither engine, whatever is asked.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-rate-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(#"{"name": "Rate", "downlink": {"bandwidthKbit": 1000}, "uplink": {"bandwidthKbit": 500}}"#.utf8)
+            .write(to: folder.appendingPathComponent("rate.json"))
+        let rate = try condition(["plan", "Rate", "-i", "lo", "--engine", "netem", "--profiles", folder.path])
+        #expect(rate.status == 0 && rate.stdoutText.contains("# engine: htb only"), "\(rate.stdoutText)\(rate.stderrText)")
+        let bad = try condition(["plan", "3G", "-i", "lo", "--engine", "kernel"])
+        #expect(bad.status != 0)
+        #expect(bad.stderrText.contains("'auto', 'netem' or 'userspace'"), "\(bad.stderrText)")
+        let ui = try condition(["run", "3G", "--engine", "userspace", "--ui", "--", "true"])
+        #expect(ui.status != 0 && ui.stderrText.contains("leave --engine out"), "\(ui.stderrText)")
     }
 
     @Test func importOfADirectorySaysSo() throws {
