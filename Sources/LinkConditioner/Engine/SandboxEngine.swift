@@ -141,7 +141,7 @@ public enum SandboxEngine {
             }
             let pid = report.worker ?? report.pid
             let restarts = report.restarts.map { ", started again \($0) time\($0 == 1 ? "" : "s") after it died" } ?? ""
-            let unsupervised = report.pid == pid ? " (its supervisor was killed: if it dies, the next switch starts it again)" : ""
+            let unsupervised = report.worker == report.pid ? " (its supervisor was killed: if it dies, the next switch starts it again)" : ""
             return engine.summary + ", pid \(pid)\(unsupervised)\(restarts): \(report.delayed) delayed, \(report.passed) let through, "
                 + "\(report.dropped) dropped by it"
         }
