@@ -268,11 +268,15 @@ struct SandboxEngineTests {
         let supervisor = engine(id, .supervise)
         try #require(supervisor.count == 1 && engine(id, .worker).count == 1, "one supervisor and one worker")
         var worker = engine(id, .worker)[0]
-        /// Kills the worker with SIGKILL and waits (at most 5 s) until a new one has bound its queues (its report
-        /// names it): how long that took, nil if none did.
-        func killWorker() -> Double? {
+        /// Kills the worker with SIGKILL (then switches the sandbox to the same profile, given its folder) and waits
+        /// (at most 5 s) until a new one has bound its queues (its report names it): how long that took, nil if none did.
+        func killWorker(switching profiles: URL? = nil) -> Double? {
             let killed = Date()
             kill(worker, SIGKILL)
+            if let profiles {
+                let applied = try? TestSupport.run(SandboxHarness.condition, ["apply", "W24e Delay", "--profiles", profiles.path, "--sandbox", id])
+                #expect(applied?.status == 0, "\(applied?.stderrText ?? "")")
+            }
             while Date().timeIntervalSince(killed) < 5 {
                 if let report = SandboxEngine.report(id: id, registry: SandboxRegistry()), report.error == nil,
                    let next = report.worker, next != worker, SandboxHarness.processExists(next) {
@@ -295,9 +299,13 @@ struct SandboxEngineTests {
         #expect(first < 1.5, "restarted after \(first) s")
         #expect(restarted.min()! >= 99.5 && median(restarted) <= 105, "\(restarted)")
 
-        // Killed again and again: 4 more restarts (0.2, 0.4, 0.8, 1.6 s pauses), then it gives up.
+        // Killed again and again: 4 more restarts (0.2, 0.4, 0.8, 1.6 s pauses), then it gives up. The first of them
+        // with a switch at once, while the supervisor restarts the engine: the switch starts no second one.
         var times = [first]
-        for _ in 2...5 { times.append(try #require(killWorker(), "restart \(times.count + 1)")) }
+        for restart in 2...5 {
+            times.append(try #require(killWorker(switching: restart == 2 ? directory : nil), "restart \(restart)"))
+            #expect(engine(id, .supervise) == supervisor && engine(id, .worker) == [worker], "restart \(restart)")
+        }
         kill(worker, SIGKILL)
         let givenUp = Date().addingTimeInterval(5)
         while SandboxHarness.processExists(supervisor[0]) && Date() < givenUp { usleep(20_000) }
@@ -368,7 +376,7 @@ struct SandboxEngineTests {
 
     @Test("Ctrl-C, and kill -9 of condition run (with or without its watchdog): the engine stops and nothing is left")
     func engineGoesWithItsSandbox() throws {
-        for way in ["interrupt", "kill", "kill with watchdog"] {
+        for way in ["interrupt", "interrupt while the engine restarts", "kill", "kill with watchdog"] {
             let run = try SandboxHarness.RunningCondition(["run", "3G", "--", "sleep", "30"])
             let record = try #require(run.waitForRecord())
             let id = record.identity.id
@@ -376,6 +384,11 @@ struct SandboxEngineTests {
             try #require(engine.count == 2, "\(way): one engine for the sandbox, and its supervisor")
             switch way {
             case "interrupt":
+                kill(run.pid, SIGINT)
+                _ = run.finish(timeout: 10)
+            case "interrupt while the engine restarts":
+                // The teardown races the supervisor's restart: neither the supervisor nor a new engine may outlive it.
+                kill(self.engine(id, .worker)[0], SIGKILL)
                 kill(run.pid, SIGINT)
                 _ = run.finish(timeout: 10)
             case "kill":
