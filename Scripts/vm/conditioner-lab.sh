@@ -13,6 +13,9 @@
 #   sandbox    `condition run PROFILE -- curl ...` (issue 5; cli driver only)
 #   landing    one `condition apply --schedule` switching Slow Net <-> 3G every 10 s (issue 11; cli driver only):
 #              when each switch was complete relative to its time, and how many tc processes it took
+#   engine     `condition apply --engine userspace` on this netem kernel (issue 24; cli driver only): 40 ms each
+#              way by the user-space engine, ping -U round trips, no netem qdisc, `status` naming the engine, and
+#              `off` leaving the client's qdiscs, links and nft ruleset byte-equal to before
 #   faults     connection faults (issue 24; cli driver only), switched in place on tkc, as a Python client sees
 #              them: reset after N bytes, stall after N bytes, refusal by RST, ICMP and silence, a share of
 #              connections reset, reset after a time under netem delay and rate; then DNS faults in a
@@ -40,7 +43,7 @@ while [ $# -gt 0 ]; do
         --driver) driver="$2"; shift 2 ;;
         --bin) bin_dir="$2"; shift 2 ;;
         -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
-        slow|nasty|blackhole|neighbours|switch|sandbox|landing|faults) scenarios+=("$1"); shift ;;
+        slow|nasty|blackhole|neighbours|switch|sandbox|landing|engine|faults) scenarios+=("$1"); shift ;;
         *) echo "conditioner-lab: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -232,6 +235,22 @@ scenario_slow() {
     result "off_status=0 $(ping_figures after_off_ping -c 5 -i 0.2)"
     if [ "$before" = "$(tc_state)" ]; then result "restored=yes"
     else result "restored=no"; note "before:"; echo "$before" | sed 's/^/#   /'; note "after:"; tc_state | sed 's/^/#   /'; fi
+}
+
+scenario_engine() {
+    [ "$driver" = cli ] || { note "engine: cli driver only"; return 0; }
+    echo '{"name": "Engine Lab", "downlink": {"delayMs": 40}, "uplink": {"delayMs": 40}}' > "$lab/engine-lab.json"
+    local before ruleset; before="$(tc_state)"; ruleset="$(in_cli nft list ruleset)"
+    in_cli "$condition" apply "Engine Lab" -i "$C_IF" --engine userspace --profiles "$lab" > "$lab/apply.out" 2>&1
+    result "apply_status=$?"; sed 's/^/#   apply: /' "$lab/apply.out"
+    result "netem_qdiscs=$(in_cli tc qdisc show | grep -c netem) status_engine=$(in_cli "$condition" status -i "$C_IF" | sed -n 's/^  engine: \([a-z]*\).*/\1/p' | head -1)"
+    # -U: user to user, so the downlink delay the engine adds after the kernel's receive time stamp counts.
+    result "$(ping_figures ping -U -c 10 -i 0.2)"
+    off || { result "off_status=failed"; return 1; }
+    result "off_status=0 $(ping_figures after_off_ping -c 5 -i 0.2)"
+    [ "$before" = "$(tc_state)" ] && result "restored=yes" || result "restored=no"
+    [ "$ruleset" = "$(in_cli nft list ruleset)" ] && result "ruleset_restored=yes" || {
+        result "ruleset_restored=no"; in_cli nft list ruleset | sed 's/^/#   after: /'; }
 }
 
 scenario_nasty() {

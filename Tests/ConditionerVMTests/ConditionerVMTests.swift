@@ -36,6 +36,27 @@ struct ConditionerVMTests {
         #expect(slow["status"] == "0")
     }
 
+    /// `apply --engine userspace` where the kernel has netem: 40 ms each way held by the user-space engine (ping -U
+    /// counts the downlink's hold, which comes after the kernel's receive time stamp), no netem qdisc anywhere, and
+    /// `off` leaving qdiscs, links and the nft ruleset (iptables-nft's mangle tables included) as they were.
+    @Test func theUserspaceEngineChosenWhereNetemExists() throws {
+        let run = try VMLab.conditionerRun.get()
+        let engine = try run.figures("engine")
+        print("--engine userspace:\n" + run.lines("engine"))
+        #expect(engine["apply_status"] == "0", "apply --engine userspace failed")
+        #expect(engine["netem_qdiscs"] == "0", "no netem with the user-space engine")
+        #expect(engine["status_engine"] == "user", "status names the user-space engine")
+        #expect(try engine.number("ping_received") == engine.number("ping_sent"))
+        // Each way's 40 ms; the emulated guest's timers and wake-ups add a few ms (about 5 at 20 ms in the bench).
+        #expect(try engine.number("ping_min_ms") >= 79.5, "ping RTT under 40 ms each way")
+        #expect(try engine.number("ping_avg_ms") <= 120, "the engine holds packets for their delay, not much longer")
+        #expect(engine["off_status"] == "0")
+        #expect(try engine.number("after_off_ping_avg_ms") < 50, "off removes the delay")
+        #expect(engine["restored"] == "yes", "off leaves the client's qdiscs and links as they were")
+        #expect(engine["ruleset_restored"] == "yes", "off leaves the client's nft ruleset as it was")
+        #expect(engine["status"] == "0")
+    }
+
     /// Nasty Net: 90% loss each way, counted one way at a time over 1000 UDP probes (a sink on the
     /// receiving side counts distinct sequence numbers).
     @Test func nastyNetLosesNinetyPercentEachWay() throws {
