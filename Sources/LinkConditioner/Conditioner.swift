@@ -128,7 +128,7 @@ public struct Conditioner: Sendable {
 
     /// The user-space engine's report for a record, if it wrote one.
     func engineReport(_ state: ConditionState) -> EngineReport? {
-        (try? Data(contentsOf: store.url(state.interface, suffix: "engine"))).flatMap { try? JSONDecoder().decode(EngineReport.self, from: $0) }
+        EngineReport.read(from: store.url(state.interface, suffix: "engine"))
     }
 
     /// Whether a complete record's user-space engine is gone: neither its supervisor nor the engine runs (both

@@ -37,7 +37,7 @@ struct EngineCommand: ParsableCommand {
                                          options: SpawnOptions(stdin: .null, stdout: .null, stderr: .null, grouping: .newSession))
             let deadline = Date().addingTimeInterval(10)
             while Date() < deadline {
-                if let data = try? Data(contentsOf: report), let state = try? JSONDecoder().decode(EngineReport.self, from: data) {
+                if let state = EngineReport.read(from: report) {
                     if let error = state.error { throw ReportedError(description: "the user-space engine did not start: \(error)") }
                     return
                 }
@@ -97,7 +97,6 @@ struct EngineCommand: ParsableCommand {
     }
 
     private func writeReport(_ report: EngineReport, _ device: InterfaceName, _ store: StateStore) {
-        guard let data = try? JSONEncoder().encode(report) else { return }
-        try? data.write(to: store.url(device, suffix: "engine"), options: .atomic)
+        report.write(to: store.url(device, suffix: "engine"))
     }
 }

@@ -27,6 +27,17 @@ public struct EngineReport: Codable, Sendable, Equatable {
         self.error = error
     }
 
+    /// The report in `file`, if the engine wrote one (and it reads as one).
+    public static func read(from file: URL) -> EngineReport? {
+        (try? Data(contentsOf: file)).flatMap { try? JSONDecoder().decode(EngineReport.self, from: $0) }
+    }
+
+    /// Replaces `file` with this report, atomically, so a reader never sees half of one (best effort: a report
+    /// that cannot be written only leaves the last one in place).
+    public func write(to file: URL) {
+        if let data = try? JSONEncoder().encode(self) { try? data.write(to: file, options: .atomic) }
+    }
+
     /// Whether either process still runs as this engine: its command line is `condition __engine ... --id ENGINE_ID`
     /// (`condition __sandbox-engine --sandbox ID ...` for a sandbox's, whose id is the sandbox's).
     /// A killed process's pid is not enough: it answers `kill(pid, 0)` as a zombie until reaped (a container's pid 1

@@ -92,7 +92,7 @@ public enum SandboxEngine {
             let report = EngineReport(pid: getppid() == supervisor ? supervisor : getpid(), worker: getpid(),
                                       restarts: restarts > 0 ? restarts : nil, delayed: counters?.delayed ?? 0,
                                       passed: counters?.passed ?? 0, dropped: counters?.dropped ?? 0, error: error)
-            if let data = try? JSONEncoder().encode(report) { try? data.write(to: reportFile, options: .atomic) }
+            report.write(to: reportFile)
         }
         guard let record = registry.record(id: id), let profile = Self.profile(record),
               let inner = try? InterfaceName(record.identity.namespaceInterface) else {
@@ -121,7 +121,7 @@ public enum SandboxEngine {
 
     /// The engine's last report, if it wrote one.
     public static func report(id: String, registry: SandboxRegistry) -> EngineReport? {
-        (try? Data(contentsOf: registry.engineReportFile(id: id))).flatMap { try? JSONDecoder().decode(EngineReport.self, from: $0) }
+        EngineReport.read(from: registry.engineReportFile(id: id))
     }
 
     /// What carries a sandbox's delay and loss, for `condition sandboxes` and `status`: nil while htb alone does.

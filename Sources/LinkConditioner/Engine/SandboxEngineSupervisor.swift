@@ -46,6 +46,7 @@ public enum SandboxEngineSupervisor {
     }
 
     public static func supervise(id: String, registry: SandboxRegistry, executable: String) throws {
+        let reportFile = registry.engineReportFile(id: id)
         var budget = RestartBudget()
         var restarts = 0
         func start() throws(EngineStartError) -> pid_t {
@@ -58,9 +59,6 @@ public enum SandboxEngineSupervisor {
             try SandboxEngine.waitUntilBound(worker.pid, id: id, registry: registry)
             return worker.pid
         }
-        func write(_ report: EngineReport) {
-            if let data = try? JSONEncoder().encode(report) { try? data.write(to: registry.engineReportFile(id: id), options: .atomic) }
-        }
         // Whether the sandbox still wants this engine: otherwise its death was its sandbox going.
         func wanted() -> Bool {
             guard let record = registry.record(id: id) else { return false }
@@ -72,7 +70,7 @@ public enum SandboxEngineSupervisor {
             worker = try start()
         } catch {
             // The first start: the starter waits for this report and fails the apply; nothing to start again.
-            write(EngineReport(pid: getpid(), error: error.reason))
+            EngineReport(pid: getpid(), error: error.reason).write(to: reportFile)
             throw error
         }
         while true {
@@ -82,8 +80,9 @@ public enum SandboxEngineSupervisor {
             while true {
                 guard wanted() else { return }
                 guard let pause = budget.pause(at: Date()) else {
-                    write(EngineReport(pid: getpid(), restarts: restarts, error: "it stopped \(budget.limit + 1) times within "
-                                       + "\(Int(budget.window)) s (the last time: \(cause)), so its supervisor gave up"))
+                    EngineReport(pid: getpid(), restarts: restarts, error: "it stopped \(budget.limit + 1) times within "
+                                 + "\(Int(budget.window)) s (the last time: \(cause)), so its supervisor gave up")
+                        .write(to: reportFile)
                     return
                 }
                 usleep(UInt32(pause * 1_000_000))
