@@ -174,7 +174,7 @@ public enum SandboxConditioning {
     /// Starts the sandbox's user-space engine (run in the host's namespace; it enters the sandbox's itself) and
     /// returns once it has bound its queues, or fails saying why. See `SandboxEngine`.
     public static func engineStartCommand(executable: String, sandbox id: String, registry: SandboxRegistry) -> [String] {
-        [executable, SandboxEngine.commandName, "--sandbox", id, "--registry", registry.directory.path]
+        SandboxEngine.command(.start, id: id, registry: registry, executable: executable)
     }
 
     /// Applies `profile` to a fresh sandbox and records it there, so `apply --sandbox` can switch it later (the
