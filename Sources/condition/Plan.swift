@@ -42,10 +42,11 @@ struct Plan: ParsableCommand {
         // Judged without root from the module lists, as `list` does; apply tries netem for real. apply's choice,
         // except that where neither engine can run, `auto` prints netem's plan with a note instead of apply's refusal.
         let netem = geteuid() == 0 ? LiveKernelSupport().netemAvailable() : LinkConditioner.Doctor().moduleAvailable("sch_netem")
-        let userspace = geteuid() == 0 ? LiveKernelSupport().userspaceEngineAvailable() : ProcessRunner.locate("iptables-nft") != nil
+        // The user-space engine's probe (two throwaway namespaces as root) only when the choice depends on it.
+        let userspace = { geteuid() == 0 ? LiveKernelSupport().userspaceEngineAvailable() : ProcessRunner.locate("iptables-nft") != nil }
         do {
             state.engine = try engine.engine.engine(for: profile, active: nil, remedy: "", netemAvailable: { netem },
-                                                    userspaceAvailable: { userspace }) ?? .netem
+                                                    userspaceAvailable: userspace) ?? .netem
         } catch where engine.engine == .auto {
             state.engine = .netem
         } catch {
