@@ -190,6 +190,8 @@ let package = Package(
         .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),
         // The live view's page in headless chromium (selenium drives it from drive_page.py).
         .testTarget(name: "LiveViewBrowserTests", dependencies: ["TestSupport"], exclude: ["drive_page.py"]),
+        // The page's pure modules (curl.js) under node's own test runner, the commands run by bash and dash.
+        .testTarget(name: "LiveViewPageTests", dependencies: ["TestSupport"], exclude: ["curl.test.js", "curl-shell.test.js"]),
         // The same driver against a sandboxed command's live view and the conditioner panel (root).
         .testTarget(name: "LiveViewBrowserNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "TLSWireTests", dependencies: ["TLSWire", "TestSupport"]),
