@@ -179,6 +179,8 @@ let package = Package(
         // The live view's conditioner switch on a sandboxed command, measured by the command (root).
         .testTarget(name: "LiveViewNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
+        // Scripts/install and Scripts/uninstall into a temporary prefix, the installed tools run from there (root).
+        .testTarget(name: "InstallNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CommandCaptureNamespaceTests", dependencies: ["Sandbox", "SystemSupport", "TestSupport"]),
         .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),
         // The live view's page in headless chromium (selenium drives it from drive_page.py).
