@@ -32,10 +32,10 @@ struct CaptureControlTests {
         #expect(lines(try capture(["-r", folder + "/plain"]).stdoutText) == lines(try capture(["-r", sample]).stdoutText))
     }
 
-    @Test(.enabled(if: TestEnvironment.hasProgram("tcpdump"), "needs tcpdump"))
+    @Test(.enabled(if: TestEnvironment.hasProgram("tcpdump"), "needs tcpdump"),
+          .enabled(if: TestEnvironment.publicFixtures != nil, "needs ../shared/fixtures/public beside the checkout"))
     func sizeRotationSplitsLikeTcpdump() throws {
         // -C counts millions of bytes; a 1 MB limit over a 2.2 MB public capture must split where tcpdump does.
-        guard TestEnvironment.publicFixtures != nil else { print("skipped: needs ../shared/fixtures/public"); return }
         let big = publicFixture("pcap2har_out-of-order.pcap")
         let ours = temporaryPath("-ours"), theirs = temporaryPath("-theirs")
         for folder in [ours, theirs] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }

@@ -116,12 +116,9 @@ struct DecryptedOutput {
     }
 
     /// tshark decrypting with the same key log sees the same requests and statuses.
-    @Test(arguments: TLSFixtureManifest.names)
+    @Test(.enabled(if: TestEnvironment.hasProgram("tshark"), "needs tshark (Scripts/setup --test installs it)"),
+          arguments: TLSFixtureManifest.names)
     func tsharkSeesTheSameExchanges(name: String) throws {
-        guard TestEnvironment.hasProgram("tshark") else {
-            print("skipped: tshark is not installed (Scripts/setup --test installs it)")
-            return
-        }
         let scenario = try TLSFixtureManifest.scenario(name)
         let folder = TLSFixtureManifest.folder
         let isH2 = scenario.exchanges.first?.serverProtocol == "HTTP/2.0"
@@ -194,11 +191,9 @@ struct DecryptedOutput {
 @Suite struct PcapngSecretsTests {
     let scenario = "tls12-cbc-sha256-mte"
 
-    @Test func secretsInjectedByEditcapAreUsed() throws {
-        guard TestEnvironment.hasProgram("editcap") else {
-            print("skipped: editcap is not installed (it comes with tshark: Scripts/setup --test)")
-            return
-        }
+    @Test(.enabled(if: TestEnvironment.hasProgram("editcap") && TestEnvironment.hasProgram("tshark"),
+                   "needs editcap and tshark (Scripts/setup --test installs them)"))
+    func secretsInjectedByEditcapAreUsed() throws {
         let fixture = try TLSFixtureManifest.scenario(scenario)
         let folder = TLSFixtureManifest.folder
         let injected = temporaryPath(".pcapng")
@@ -222,10 +217,6 @@ struct DecryptedOutput {
         // Our own reader gets the keys back without --keylog.
         let ours = try DecryptedOutput(try capture(["-r", written, "--http", "--json"]))
         #expect(ours.exchanges.map(\.uri) == fixture.exchanges.map(\.uri))
-        guard TestEnvironment.hasProgram("tshark") else {
-            print("skipped: tshark is not installed (Scripts/setup --test installs it)")
-            return
-        }
         // tshark with no -o option: the keys come from the file.
         let tshark = try run("tshark", ["-n", "-r", written, "-Y", "http.request", "-T", "fields", "-e", "http.request.uri"])
         #expect(lines(tshark.stdoutText) == fixture.exchanges.map(\.uri), "\(tshark.stderrText)")
@@ -248,8 +239,8 @@ struct DecryptedOutput {
 
     /// -C with a name ending in .pcapng: every file is pcapng and holds the keys known when it opened (a
     /// connection's keys must be in the file that has its packets, not only in the first).
-    @Test func rotatedFilesEachHoldTheKeys() throws {
-        guard TestEnvironment.publicFixtures != nil else { print("skipped: needs ../shared/fixtures/public"); return }
+    @Test(.enabled(if: TestEnvironment.publicFixtures != nil, "needs ../shared/fixtures/public beside the checkout"))
+    func rotatedFilesEachHoldTheKeys() throws {
         let fixture = try TLSFixtureManifest.scenario(scenario)
         let keys = TLSFixtureManifest.folder.appendingPathComponent(fixture.keys).path
         let folder = temporaryPath("-rotated")

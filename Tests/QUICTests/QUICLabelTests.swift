@@ -105,7 +105,12 @@ struct QUICCaptureLineTests {
         let result = try run(Self.captureBinary, ["-r", path, "--http", "--utc"], environment: ["TZ": "UTC"])
         #expect(result.stdoutText.contains("QUIC v1 quic.tapkit.test  ALPN h3  (encrypted, not decoded)"), "\(result.stdoutText)")
         #expect(result.stdoutText.components(separatedBy: "QUIC v1").count == 2, "one line per connection")
-        guard TestEnvironment.hasProgram("tshark") else { return }
+    }
+
+    @Test("tshark reads the same server name and ALPN from h2/quic-initial.pcap",
+          .enabled(if: TestEnvironment.hasProgram("tshark"), "needs tshark, the oracle (Scripts/setup --test installs it)"))
+    func realInitialAsTsharkReadsIt() throws {
+        let path = TestEnvironment.fixtures.appendingPathComponent("h2/quic-initial.pcap").path
         let tshark = try run("tshark", ["-r", path, "-Y", "tls.handshake.type == 1", "-T", "fields",
                                         "-e", "tls.handshake.extensions_server_name", "-e", "tls.handshake.extensions_alpn_str"])
         #expect(tshark.stdoutText.split(separator: "\n").first.map(String.init) == "quic.tapkit.test\th3")
