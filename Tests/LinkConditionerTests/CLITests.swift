@@ -118,6 +118,37 @@ import Testing
         }
     }
 
+    /// Issue 36: `apply` read the catalog twice (the schedule check, then the profile) and warned about a bad file
+    /// twice. Root only: apply stops before reading profiles without it (the interface does not exist, so nothing
+    /// is changed).
+    @Test(.enabled(if: getuid() == 0, "apply reads profiles only as root"))
+    func aBadProfileFileIsWarnedAboutOnce() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-profiles-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(#"{"name": "Bad", "downlink": {"bandwidthKbit": "16 mbit"}}"#.utf8).write(to: dir.appendingPathComponent("bad.json"))
+        for arguments in [["apply", "3G", "-i", "w36cnone0"], ["apply", "3G", "-i", "w36cnone0", "--for", "1s"], ["plan", "3G", "-i", "lo"],
+                          ["show", "3G"]] {
+            let result = try condition(arguments + ["--profiles", dir.path])
+            let warnings = result.stderrText.split(separator: "\n").filter { $0.contains("warning: skipped") }
+            #expect(warnings.count == 1, "\(arguments): \(result.stderrText)")
+        }
+    }
+
+    /// Issue 36: `show` said "Needs: netem" where `list` said the user-space engine could carry the profile here.
+    /// Both print the same judgement (`KernelFit`): show's `Here:` line is list's HERE column, word for word.
+    @Test func showAndListGiveOneAnswerAboutThisKernel() throws {
+        let list = try condition(["list"]).stdoutText.split(separator: "\n")
+        for name in ["Slow Net", "3G", "Black Hole", "Very Bad Network"] {
+            let row = try #require(list.first { $0.hasPrefix(name + "  ") }, "\(name) listed")
+            let shown = try condition(["show", name]).stdoutText.split(separator: "\n")
+            let here = try #require(shown.first { $0.hasPrefix("  Here:") }, "\(name): \(shown)")
+            let verdict = here.dropFirst("  Here:".count).trimmingCharacters(in: .whitespaces)
+            #expect(["yes", "yes (user-space engine)", "no: needs netem"].contains(verdict), "\(here)")
+            #expect(row.hasSuffix("  " + verdict), "\(name): list says \(row), show says \(here)")
+        }
+    }
+
     @Test func aDirectoryNamedLikeAProfileIsNamedNotACocoaError() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-profiles-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("x.json"), withIntermediateDirectories: true)
