@@ -206,14 +206,14 @@ struct ScheduleNamespaceTests {
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
-        #expect(waitFor(timeout: 10) { printed().contains("Applied") }, "\(printed())")
-        #expect(try pair.links().contains("tk-vc"))
+        // Its standard output is a file, so block-buffered until exit: the ifb says the first step is on.
+        #expect(try waitFor(timeout: 10) { try pair.links().contains("tk-vc") }, "applied")
         Thread.sleep(forTimeInterval: 2.5)
         #expect(process.isRunning, "still following the trace: \(printed())")
         kill(process.processIdentifier, signal)
         #expect(waitFor(timeout: 5) { !process.isRunning }, "stopped on signal \(signal)")
         if !process.isRunning { #expect(process.terminationStatus == 0) }
-        #expect(printed().contains("Turned"), "\(printed())")
+        #expect(printed().contains("Applied") && printed().contains("Turned"), "\(printed())")
         #expect(try !pair.links().contains("tk-vc"), "restored")
         #expect(try !pair.qdiscs().contains { $0["handle"] as? String == "7ac0:" })
     }
