@@ -23,7 +23,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.82.0"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
         // C stays here; only PacketCapture imports it.
@@ -60,14 +59,11 @@ let package = Package(
             name: "HTTPDecoding", dependencies: ["BodyDecoding", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLSWire"],
             swiftSettings: crossModule
         ),
-        // TLS key logs, record layer and decryption: key derivation and MACs from swift-crypto, record ciphers from
-        // libcrypto's EVP (keyed once per key, not per record; see RecordCipher).
+        // TLS key logs, record layer and decryption: key derivation, MACs and record ciphers all from libcrypto
+        // (OpenSSL 3's EVP, keyed once per key, not per record; see RecordCipher, RecordMAC, KeyDerivation).
         .target(
             name: "TLS",
-            dependencies: [
-                "CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLSWire",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLSWire"],
             swiftSettings: crossModule
         ),
         .target(name: "Reports", dependencies: ["FlowReassembly", "HTTPModel", "PacketDecoding", "TLS"], swiftSettings: crossModule),
@@ -86,10 +82,7 @@ let package = Package(
         // connection IDs and migration, the TLS handshake from CRYPTO frames, and streams put in order.
         .target(
             name: "QUIC",
-            dependencies: [
-                "CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLS", "TLSWire",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLS", "TLSWire"],
             swiftSettings: crossModule
         ),
         // HTTP/3 (RFC 9114) on QUIC streams: control and unidirectional streams, frames, QPACK through nghttp3,
@@ -186,20 +179,21 @@ let package = Package(
         // The live view's conditioner switch on a sandboxed command, measured by the command (root).
         .testTarget(name: "LiveViewNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
+        // Scripts/install and Scripts/uninstall into a temporary prefix, the installed tools run from there (root).
+        .testTarget(name: "InstallNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CommandCaptureNamespaceTests", dependencies: ["Sandbox", "SystemSupport", "TestSupport"]),
         .testTarget(name: "SandboxNamespaceTests", dependencies: ["LinkConditioner", "Sandbox", "SystemSupport", "TestSupport"]),
         // The live view's page in headless chromium (selenium drives it from drive_page.py).
         .testTarget(name: "LiveViewBrowserTests", dependencies: ["TestSupport"], exclude: ["drive_page.py"]),
+        // The page's pure modules (curl.js) under node's own test runner, the commands run by bash and dash.
+        .testTarget(name: "LiveViewPageTests", dependencies: ["TestSupport"], exclude: ["curl.test.js", "curl-shell.test.js"]),
         // The same driver against a sandboxed command's live view and the conditioner panel (root).
         .testTarget(name: "LiveViewBrowserNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "TLSWireTests", dependencies: ["TLSWire", "TestSupport"]),
         .testTarget(
             name: "QUICTests", dependencies: ["QUIC", "FlowReassembly", "HTTPModel", "PacketCapture", "PacketDecoding", "TLS", "TestSupport"]),
-        .testTarget(name: "TLSTests", dependencies: [
-            "TLS", "FlowReassembly", "HTTPModel", "PacketDecoding", "TestSupport",
-            // Only to seal records for RecordCipherTests: swift-crypto is the independent side there.
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "_CryptoExtras", package: "swift-crypto"),
-        ]),
+        // Python's `cryptography` and hashlib/hmac, run at test time, are the independent side of the crypto tests.
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "FlowReassembly", "HTTPModel", "PacketDecoding", "TestSupport"],
+                    exclude: ["crypto-vectors.py"]),
     ]
 )

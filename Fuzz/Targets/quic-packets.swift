@@ -1,10 +1,8 @@
-import Crypto
 import FlowReassembly
 import HTTPModel
 @testable import PacketDecoding
 @testable import QUIC
 import TLS
-import _CryptoExtras
 
 // The QUIC layer with keys: connection finding, header protection, packet numbers, AEAD, key updates, frames,
 // CRYPTO and STREAM reassembly, connection IDs. Random bytes never authenticate, so the harness plays a whole
@@ -51,12 +49,12 @@ private func protect(_ header: [UInt8], pnLength: Int, number: UInt64, frames: [
     if frames.count + pnLength < 4 { frames += [UInt8](repeating: 0, count: 4 - pnLength - frames.count) }
     var nonce = keys.iv
     for index in 0..<8 { nonce[11 - index] ^= UInt8(truncatingIfNeeded: number >> (8 * UInt64(index))) }
-    guard let box = try? AES.GCM.seal(frames, using: SymmetricKey(data: keys.key), nonce: AES.GCM.Nonce(data: nonce),
-                                      authenticating: header) else { return header }
-    var packet = header + Array(box.ciphertext) + Array(box.tag)
+    guard let sealed = Sealing.seal(chaCha: false, key: keys.key, nonce: nonce, plaintext: frames, additionalData: header)
+    else { return header }
+    var packet = header + sealed
     let pnOffset = header.count - pnLength
-    var mask = Array(packet[(pnOffset + 4)..<(pnOffset + 20)])
-    guard (try? AES.permute(&mask, key: SymmetricKey(data: keys.headerKey))) != nil else { return packet }
+    guard let mask = Sealing.encryptBlocks(key: keys.headerKey, iv: nil, blocks: Array(packet[(pnOffset + 4)..<(pnOffset + 20)]))
+    else { return packet }
     packet[0] ^= mask[0] & (packet[0] & 0x80 != 0 ? 0x0f : 0x1f)
     for index in 0..<pnLength { packet[pnOffset + index] ^= mask[1 + index] }
     return packet

@@ -1,9 +1,7 @@
-import Crypto
 import FlowReassembly
 import Foundation
 import PacketDecoding
 @testable import TLS
-import _CryptoExtras
 
 // The TLS layer between reassembly and HTTP: record framing, handshake reassembly, ClientHello / ServerHello /
 // EncryptedExtensions / Finished / KeyUpdate handling, holding, and decryption with a fixed key log.
@@ -159,20 +157,14 @@ private struct Sealer {
         case .aesCBC(_, let hash):
             let iv = [UInt8](repeating: 0x1F, count: 16)
             func mac(_ parts: [UInt8]) -> [UInt8] {
-                guard let key = protection.macKey else { return [] }
-                switch hash {
-                case .sha1: return Array(HMAC<Insecure.SHA1>.authenticationCode(for: parts, using: key))
-                case .sha256: return Array(HMAC<SHA256>.authenticationCode(for: parts, using: key))
-                case .sha384: return Array(HMAC<SHA384>.authenticationCode(for: parts, using: key))
-                }
+                Sealing.hmac(digestLength: hash.length, key: protection.macKey, parts)
             }
             func padded(_ bytes: [UInt8]) -> [UInt8] {
                 let padLength = (16 - (bytes.count + 1) % 16) % 16 + 16 * (padding % 4)
                 return bytes + [UInt8](repeating: UInt8(padLength), count: padLength + 1)
             }
             func encrypt(_ bytes: [UInt8]) -> [UInt8] {
-                (try? AES._CBC.encrypt(bytes, using: SymmetricKey(data: protection.key), iv: AES._CBC.IV(ivBytes: iv), noPadding: true))
-                    .map { iv + Array($0) } ?? []
+                Sealing.encryptBlocks(key: protection.key, iv: iv, blocks: bytes).map { iv + $0 } ?? []
             }
             if encryptThenMAC {
                 let blocks = encrypt(padded(plaintext))
@@ -192,20 +184,12 @@ private struct Sealer {
 
     private func aead(_ protection: RecordProtection, nonce: [UInt8], _ plaintext: [UInt8],
                       additionalData: [UInt8]) -> [UInt8] {
-        do {
-            switch suite.protection {
-            case .aesGCM:
-                let box = try AES.GCM.seal(plaintext, using: SymmetricKey(data: protection.key), nonce: AES.GCM.Nonce(data: nonce),
-                                           authenticating: additionalData)
-                return Array(box.ciphertext) + Array(box.tag)
-            case .chaCha20Poly1305:
-                let box = try ChaChaPoly.seal(plaintext, using: SymmetricKey(data: protection.key), nonce: ChaChaPoly.Nonce(data: nonce),
-                                              authenticating: additionalData)
-                return Array(box.ciphertext) + Array(box.tag)
-            case .aesCBC:
-                return []
-            }
-        } catch {
+        switch suite.protection {
+        case .aesGCM, .chaCha20Poly1305:
+            let chaCha = suite.protection == .chaCha20Poly1305
+            return Sealing.seal(chaCha: chaCha, key: protection.key, nonce: nonce, plaintext: plaintext,
+                                additionalData: additionalData) ?? []
+        case .aesCBC:
             return []
         }
     }

@@ -64,4 +64,33 @@ static inline int tapkit_tls12_prf(EVP_KDF *prf_kdf, int sha384, const unsigned 
     EVP_KDF_CTX_free(kdf);
     return ok;
 }
+
+// HKDF-Extract (RFC 5869 section 2.2) by libcrypto's HKDF in extract-only mode: QUIC's Initial secret.
+static inline int tapkit_hkdf_extract(EVP_KDF *hkdf, int sha384, const unsigned char *salt, size_t salt_length,
+                                      const unsigned char *key, size_t key_length,
+                                      unsigned char *out, size_t out_length) {
+    EVP_KDF_CTX *kdf = hkdf ? EVP_KDF_CTX_new(hkdf) : NULL;
+    if (!kdf) return 0;
+    int mode = EVP_KDF_HKDF_MODE_EXTRACT_ONLY;
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
+        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, sha384 ? "SHA384" : "SHA256", 0),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)key, key_length),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_length),
+        OSSL_PARAM_construct_end(),
+    };
+    int ok = EVP_KDF_derive(kdf, out, out_length, params) == 1;
+    EVP_KDF_CTX_free(kdf);
+    return ok;
+}
+
+// Keys an HMAC context (EVP_MAC "HMAC") with the named digest. 1 on success.
+#include <openssl/params.h>
+static inline int tapkit_hmac_init(EVP_MAC_CTX *context, const char *digest, const unsigned char *key, size_t key_length) {
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)digest, 0),
+        OSSL_PARAM_construct_end(),
+    };
+    return EVP_MAC_init(context, key, key_length, params);
+}
 #endif

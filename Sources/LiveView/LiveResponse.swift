@@ -35,7 +35,7 @@ public struct LiveResponse: Sendable {
     /// is cached or leaks the token through a Referer, and no other site may frame the page.
     public static let securityHeaders: [(name: String, value: String)] = [
         ("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
-            + "connect-src 'self'; frame-src blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+            + "connect-src 'self'; frame-src 'none'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
             + "form-action 'self'"),
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "no-referrer"),

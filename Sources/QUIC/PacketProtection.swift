@@ -1,4 +1,3 @@
-import Crypto
 import TLS
 
 /// One direction's packet protection at one encryption level (RFC 9001 section 5): the AEAD keyed once, the IV
@@ -70,10 +69,9 @@ final class PacketProtection: @unchecked Sendable {
 
     /// The Initial keys of one side (RFC 9001 section 5.2): from the client's first Destination Connection ID.
     static func initial(dcid: UnsafeRawBufferPointer, version: QUICVersion, client: Bool) -> PacketProtection? {
-        let initialSecret = HKDF<Crypto.SHA256>.extract(inputKeyMaterial: SymmetricKey(data: dcid), salt: version.initialSalt)
-        let secret = initialSecret.withUnsafeBytes {
-            KeyDerivation.expandLabel(secret: Array($0), label: client ? "client in" : "server in", length: 32, sha384: false)
-        }
+        let initialSecret = KeyDerivation.extract(salt: version.initialSalt, inputKeyMaterial: dcid, sha384: false)
+        let secret = KeyDerivation.expandLabel(secret: initialSecret, label: client ? "client in" : "server in", length: 32,
+                                               sha384: false)
         return PacketProtection(secret: secret, suite: .initial, version: version)
     }
 

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// The keys and sequence number that protect one direction's records, and the one operation on them: open a
@@ -29,7 +28,9 @@ struct RecordProtection {
     let cipher: RecordCipher
     /// 12 bytes for TLS 1.3 and ChaCha20; the 4-byte salt for TLS 1.2 GCM; unused for CBC.
     let iv: [UInt8]
-    let macKey: SymmetricKey?
+    /// The record MAC of TLS 1.2 CBC suites, keyed once, and its key (the fuzz harness seals records with it).
+    let mac: RecordMAC?
+    let macKey: [UInt8]
     var sequence: UInt64 = 0
 
     static let tagLength = 16
@@ -45,7 +46,7 @@ struct RecordProtection {
         let key = KeyDerivation.expandLabel(secret: secret, label: "key", length: keyLength, sha384: suite.usesSHA384)
         let iv = KeyDerivation.expandLabel(secret: secret, label: "iv", length: 12, sha384: suite.usesSHA384)
         guard let cipher = RecordCipher(algorithm, key: key) else { return nil }
-        return RecordProtection(suite: suite, scheme: .tls13, key: key, cipher: cipher, iv: iv, macKey: nil)
+        return RecordProtection(suite: suite, scheme: .tls13, key: key, cipher: cipher, iv: iv, mac: nil, macKey: [])
     }
 
     /// The next TLS 1.3 application traffic secret after a KeyUpdate (RFC 8446 section 7.2).
@@ -78,8 +79,12 @@ struct RecordProtection {
         let key = part(side, 2 * macLength, keyLength)
         let iv = part(side, 2 * macLength + 2 * keyLength, ivLength)
         guard let cipher = RecordCipher(algorithm, key: key) else { return nil }
-        return RecordProtection(suite: suite, scheme: scheme, key: key, cipher: cipher, iv: iv,
-                                macKey: macLength > 0 ? SymmetricKey(data: macKey) : nil)
+        var mac: RecordMAC?
+        if case .aesCBC(_, let hash) = suite.protection {
+            guard let keyed = RecordMAC(hash, key: macKey) else { return nil }
+            mac = keyed
+        }
+        return RecordProtection(suite: suite, scheme: scheme, key: key, cipher: cipher, iv: iv, mac: mac, macKey: macKey)
     }
 
     /// Opens one record with the current sequence number (the caller advances it), decrypting into `plaintext`,
@@ -163,23 +168,9 @@ struct RecordProtection {
         return .plaintext(contentType: type, bytes: plaintext[...])
     }
 
-    private func mac(_ header: ShortBytes, _ body: UnsafeRawBufferPointer) -> [UInt8] {
-        header.withBytes { mac($0, body) }
-    }
-
-    private func mac(_ parts: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer) -> [UInt8] {
-        guard let macKey, case .aesCBC(_, let hash) = suite.protection else { return [] }
-        switch hash {
-        case .sha1:
-            var hmac = HMAC<Insecure.SHA1>(key: macKey); hmac.update(data: parts); hmac.update(data: body)
-            return Array(hmac.finalize())
-        case .sha256:
-            var hmac = HMAC<SHA256>(key: macKey); hmac.update(data: parts); hmac.update(data: body)
-            return Array(hmac.finalize())
-        case .sha384:
-            var hmac = HMAC<SHA384>(key: macKey); hmac.update(data: parts); hmac.update(data: body)
-            return Array(hmac.finalize())
-        }
+    private func authenticationCode(_ header: ShortBytes, _ body: UnsafeRawBufferPointer) -> [UInt8] {
+        guard let mac else { return [] }
+        return header.withBytes { mac.authenticate($0, body) }
     }
 
     private func openCBC(type: UInt8, version: UInt16, fragment: UnsafeRawBufferPointer, encryptThenMAC: Bool,
@@ -191,7 +182,7 @@ struct RecordProtection {
             return .malformed(.notWholeBlocks(length: fragment.count, withMAC: encryptThenMAC))
         }
         if encryptThenMAC {
-            let expected = mac(additionalData12(type: type, version: version, length: blocksEnd),
+            let expected = authenticationCode(additionalData12(type: type, version: version, length: blocksEnd),
                                UnsafeRawBufferPointer(rebasing: fragment[..<blocksEnd]))
             guard expected.elementsEqual(fragment[blocksEnd...]) else { return .authenticationFailed }
         }
@@ -207,7 +198,7 @@ struct RecordProtection {
         if !encryptThenMAC {
             let received = decrypted[contentEnd..<(decrypted.count - paddingLength)]
             let expected = decrypted.withUnsafeBytes {
-                mac(additionalData12(type: type, version: version, length: contentEnd),
+                authenticationCode(additionalData12(type: type, version: version, length: contentEnd),
                     UnsafeRawBufferPointer(rebasing: $0[..<contentEnd]))
             }
             guard expected.elementsEqual(received) else { return .authenticationFailed }

@@ -14,7 +14,8 @@ import TestSupport
 struct LiveViewBrowserTests {
     static let checks = [
         "list http-sample", "filter", "json tree", "har download", "copy as curl", "pause and clear",
-        "list tls13-h2 (h2, TLS)", "tls facts", "list h3-resume (h3)", "quic facts", "websocket messages", "image preview", "markup runs nothing", "scale load",
+        "list tls13-h2 (h2, TLS)", "tls facts", "list h3-resume (h3)", "quic facts", "websocket messages", "image preview", "markup runs nothing", "svg runs nothing",
+        "copy as curl runs nothing", "scale load",
         "scale filter and scroll", "no page errors",
     ]
 

@@ -249,7 +249,7 @@ def check_filters(driver, records):
 
 def check_curl(driver, records, work):
     """Copy as curl for the POST: the command, run by a shell with curl replaced by a script that prints its
-    arguments, gives back the method, URL, headers and body that were captured."""
+    arguments, gives back the method, URL, headers and body (a text body, so by --data-raw) that were captured."""
     index = next(i for i, r in enumerate(exchanges(records)) if r["request"]["method"] == "POST")
     record = exchanges(records)[index]
     select_row(driver, index, "headers")
@@ -270,8 +270,9 @@ def check_curl(driver, records, work):
         return
     host = header(record["request"]["headers"], "host")
     want_headers = [f"{k}: {v}" for k, v in record["request"]["headers"] if k.lower() not in ("host", "content-length")]
-    got_headers = [argv[i + 1] for i, a in enumerate(argv) if a == "-H"]
-    body = argv[argv.index("--data-binary") + 1] if "--data-binary" in argv else None
+    # "Name:" turns off a field curl would add on its own (the capture had none): not a field sent.
+    got_headers = [argv[i + 1] for i, a in enumerate(argv) if a == "-H" and not argv[i + 1].endswith(":")]
+    body = argv[argv.index("--data-raw") + 1] if "--data-raw" in argv else None
     problems = []
     if argv[0] != f"http://{host}{record['request']['uri']}":
         problems.append(f"URL {argv[0]}")
@@ -467,6 +468,126 @@ def check_markup(driver, url):
     if driver.title != title:
         problems.append(f"page title changed to {driver.title!r}")
     report("markup runs nothing", not problems, "; ".join(problems) or "script, handler and tags shown as text only")
+
+
+def check_svg(driver):
+    """A captured SVG holding a script and an onload handler: shown as source, rendered only in the sandboxed frame
+    (its srcdoc), and no URL of it exists at the page's origin; every blob URL the body view made, opened in a tab
+    of its own as "Open image in new tab" would, runs nothing at the page's origin (the script would write to the
+    origin's localStorage)."""
+    problems = []
+    driver.execute_script("localStorage.removeItem('tapkit-svg')")
+    select_row(driver, 2, "response")
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#tab-body pre.html-source"), 5)
+    if "<script>localStorage.setItem" not in driver.find_element(By.CSS_SELECTOR, "#tab-body pre.html-source").text:
+        problems.append("the SVG source is not shown as text")
+    driver.find_element(By.CSS_SELECTOR, "#tab-body button.render").click()
+    frame = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#tab-body iframe.html-frame"), 5)[0]
+    if frame.get_attribute("sandbox") != "" or frame.get_attribute("src"):
+        problems.append(f"frame sandbox {frame.get_attribute('sandbox')!r}, src {frame.get_attribute('src')!r}")
+    driver.switch_to.frame(frame)
+    try:
+        wait_for(driver, lambda d: d.find_elements(By.ID, "fixture-rect"), 5)
+    except TimeoutException:
+        problems.append("the sandboxed frame does not draw the SVG")
+    finally:
+        driver.switch_to.default_content()
+    urls = driver.execute_script("""return [...document.querySelectorAll('#tab-body [src], #tab-body [href], #tab-body [data]')]
+        .map((e) => e.src || e.href || e.data).filter((u) => typeof u === 'string' && u.startsWith('blob:'));""")
+    if urls:
+        problems.append(f"the SVG is at {len(urls)} blob URL(s) of the page's origin")
+    page = driver.current_window_handle
+    for url in urls:
+        driver.switch_to.new_window("tab")
+        driver.get(url)
+        time.sleep(0.5)
+        driver.close()
+        driver.switch_to.window(page)
+    time.sleep(0.3)
+    ran = driver.execute_script("return localStorage.getItem('tapkit-svg')")
+    if ran is not None:
+        problems.append(f"the SVG's script ran at the page's origin: {ran!r}")
+    report("svg runs nothing", not problems, "; ".join(problems)
+           or f"source as text, drawn in a sandboxed srcdoc frame, {len(urls)} blob URLs, localStorage untouched")
+
+
+class RecordingServer:
+    """A loopback HTTP server that records each request it gets (method, target, header fields in order, body)
+    and answers 200: what a copied curl command really sent."""
+
+    def __init__(self, log):
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "import base64, http.server, json, sys\n"
+             "class H(http.server.BaseHTTPRequestHandler):\n"
+             "    def log_message(self, *a): pass\n"
+             "    def handle_any(self):\n"
+             "        body = self.rfile.read(int(self.headers.get('Content-Length') or 0))\n"
+             "        with open(sys.argv[1], 'a') as f:\n"
+             "            f.write(json.dumps({'method': self.command, 'path': self.path, 'headers': list(self.headers.items()),\n"
+             "                                'body': base64.b64encode(body).decode()}) + '\\n')\n"
+             "        self.send_response(200); self.send_header('Content-Length', '2'); self.end_headers(); self.wfile.write(b'ok')\n"
+             "    do_GET = do_POST = do_PUT = do_DELETE = handle_any\n"
+             "s = http.server.HTTPServer(('127.0.0.1', 0), H)\n"
+             "print(s.server_address[1], flush=True)\ns.serve_forever()\n", log],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.port = int(self.process.stdout.readline())
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait(5)
+
+
+def check_curl_hostile(driver, records, work):
+    """Copy as curl for POSTs whose bodies and header values are hostile ("@canary", quotes, $(...), backticks,
+    newlines, NUL, bytes that are not UTF-8): the command from the page, run by bash and by dash in a folder that
+    holds a file named canary, with the real curl sent to a recording loopback server (--connect-to), must deliver
+    exactly the captured body (its SHA-256 and size from --json) and header fields, read no file and make none."""
+    problems = []
+    curl = subprocess.run(["sh", "-c", "command -v curl"], capture_output=True, text=True).stdout.strip()
+    log = os.path.join(work, "curl-received.ndjson")
+    server = RecordingServer(log)
+    try:
+        rows = exchanges(records)
+        for index in [i for i, r in enumerate(rows) if r["request"]["method"] == "POST"]:
+            record = rows[index]
+            select_row(driver, index, "headers")
+            driver.find_element(By.CSS_SELECTOR, "#tab-body button.copy-curl").click()
+            command = wait_for(driver, lambda d: d.find_element(By.ID, "curl-text").get_attribute("value"), 5)
+            driver.find_element(By.CSS_SELECTOR, "#curl-dialog button[value=close]").click()
+            want_sha256, want_size = record["request"]["body"]["sha256"], record["request"]["body"]["size"]
+            want_headers = [(k.lower(), v) for k, v in record["request"]["headers"] if k.lower() not in ("host", "content-length")]
+            for shell in ["bash", "dash"]:
+                folder = os.path.join(work, f"curl-{shell}-{index}")
+                os.makedirs(os.path.join(folder, "bin"))
+                with open(os.path.join(folder, "canary"), "w") as f:
+                    f.write("canary-secret")
+                wrapper = os.path.join(folder, "bin", "curl")
+                with open(wrapper, "w") as f:
+                    f.write(f"#!/bin/sh\nexec {curl} -sS -o /dev/null --connect-to ::127.0.0.1:{server.port} \"$@\"\n")
+                os.chmod(wrapper, 0o755)
+                with open(os.path.join(folder, "command.sh"), "w") as f:
+                    f.write(command + "\n")
+                if os.path.exists(log):
+                    os.remove(log)
+                result = subprocess.run([shell, "command.sh"], cwd=folder, capture_output=True, timeout=20,
+                                        env={"PATH": f"{folder}/bin:/usr/bin:/bin", "HOME": folder})
+                got = [json.loads(line) for line in open(log)] if os.path.exists(log) else []
+                left = sorted(os.listdir(folder))
+                if result.returncode != 0 or len(got) != 1:
+                    problems.append(f"{shell} row {index}: exit {result.returncode}, {len(got)} requests: {result.stderr[-300:]!r}")
+                    continue
+                body = base64.b64decode(got[0]["body"])
+                headers = [(k.lower(), v) for k, v in got[0]["headers"] if k.lower() not in ("host", "content-length")]
+                if hashlib.sha256(body).hexdigest() != want_sha256 or len(body) != want_size:
+                    problems.append(f"{shell} row {index}: body {body!r} is not the captured one ({want_size} bytes, sha256 {want_sha256})")
+                if headers != want_headers:
+                    problems.append(f"{shell} row {index}: header fields {headers} != captured {want_headers}")
+                if b"canary-secret" in body or left != ["bin", "canary", "command.sh"]:
+                    problems.append(f"{shell} row {index}: the canary was sent or files were made: {left}")
+    finally:
+        server.stop()
+    report("copy as curl runs nothing", not problems, "; ".join(problems)
+           or "bash and dash: two hostile POSTs delivered byte for byte, header fields as captured, no file read or made")
 
 
 def timed(driver, script, *args):
@@ -990,8 +1111,11 @@ def main():
         markup = os.path.join(work, "markup.pcap")
         view = LiveView(args.capture, markup)
         views.append(view)
-        open_page(driver, view.url, 2)
+        markup_records = oracle(args.capture, markup)
+        open_page(driver, view.url, len(exchanges(markup_records)))
         check_markup(driver, view.url)
+        check_svg(driver)
+        check_curl_hostile(driver, markup_records, work)
         leave(driver, view)
 
         check_scale(driver, scale_view, args.capture, many, args.screenshots)

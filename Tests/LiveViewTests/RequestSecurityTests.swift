@@ -47,6 +47,8 @@ import TestSupport
             let response = try server.client.request(target, token: token)
             #expect(response.header("X-Content-Type-Options") == "nosniff")
             #expect(response.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
+            // The body views' frames are srcdoc documents: no frame is ever loaded from a URL, blob: included.
+            #expect(response.header("Content-Security-Policy")?.contains("frame-src 'none'") == true)
             #expect(response.header("Cache-Control") == "no-store")
             #expect(response.header("Referrer-Policy") == "no-referrer")
         }

@@ -1,60 +1,52 @@
-import Crypto
 import Foundation
 import Testing
 @testable import TLS
 
-/// libcrypto's TLS13-KDF and TLS1-PRF against the same derivations composed from swift-crypto's HKDF and HMAC, for
-/// secrets of any length a key log may hold (the key log parser takes any non-empty TLS 1.3 secret).
-@Suite struct KeyDerivationTests {
-    static let secretLengths = [1, 2, 31, 32, 48, 64, 200]
-
-    static func random(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255) } }
-
-    static func expandLabelBySwiftCrypto(secret: [UInt8], label: String, context: [UInt8], length: Int,
-                                         sha384: Bool) -> [UInt8] {
-        let full = Array("tls13 \(label)".utf8)
-        let info = [UInt8(length >> 8), UInt8(length & 0xFF), UInt8(full.count)] + full + [UInt8(context.count)] + context
-        let key = sha384
-            ? HKDF<SHA384>.expand(pseudoRandomKey: SymmetricKey(data: secret), info: info, outputByteCount: length)
-            : HKDF<SHA256>.expand(pseudoRandomKey: SymmetricKey(data: secret), info: info, outputByteCount: length)
-        return key.withUnsafeBytes { Array($0) }
-    }
-
-    static func pHash<H: HashFunction>(_: H.Type, secret: [UInt8], seed: [UInt8], length: Int) -> [UInt8] {
-        let key = SymmetricKey(data: secret)
-        var output: [UInt8] = []
-        var a = Array(HMAC<H>.authenticationCode(for: seed, using: key))
-        while output.count < length {
-            output += Array(HMAC<H>.authenticationCode(for: a + seed, using: key))
-            a = Array(HMAC<H>.authenticationCode(for: a, using: key))
+/// libcrypto's TLS13-KDF, TLS1-PRF, HKDF (extract) and HMAC against the same constructions composed by CPython's own
+/// HMAC over its built-in SHA modules (crypto-vectors.py), for secrets of any length a key log may hold (the key log
+/// parser takes any non-empty TLS 1.3 secret). RFC 8448's and RFC 9001's vectors check the same functions with
+/// published values (RFC8448Tests, QUICTests).
+@Suite(.enabled(if: CryptoVectors.available, "needs python3 with the cryptography package (Scripts/setup --test)"))
+struct KeyDerivationTests {
+    @Test func expandLabelEqualsHKDF() throws {
+        let vectors = try CryptoVectors.make().expandLabel
+        #expect(vectors.count >= 80)
+        for v in vectors {
+            let ours = KeyDerivation.expandLabel(secret: v.secret, label: v.label, context: v.context, length: v.length,
+                                                 sha384: v.sha384)
+            #expect(ours == v.out, "\(v.label), \(v.secret.count)-byte secret, \(v.length) bytes, SHA-384: \(v.sha384)")
         }
-        return Array(output.prefix(length))
     }
 
-    @Test(arguments: [false, true])
-    func expandLabelEqualsHKDF(sha384: Bool) {
-        for secretLength in Self.secretLengths {
-            for (label, context, length) in [("key", [UInt8](), 16), ("iv", [], 12), ("traffic upd", [], sha384 ? 48 : 32),
-                                              ("finished", Self.random(32), 32), ("key", [], 32)] {
-                let secret = Self.random(secretLength)
-                let ours = KeyDerivation.expandLabel(secret: secret, label: label, context: context, length: length,
-                                                     sha384: sha384)
-                let theirs = Self.expandLabelBySwiftCrypto(secret: secret, label: label, context: context,
-                                                           length: length, sha384: sha384)
-                #expect(ours == theirs, "\(label), \(secretLength)-byte secret, \(length) bytes")
+    @Test func prf12EqualsPHash() throws {
+        let vectors = try CryptoVectors.make().prf12
+        #expect(vectors.count >= 10)
+        for v in vectors {
+            let ours = KeyDerivation.prf12(secret: v.secret, label: v.label, seed: v.seed, length: v.length, sha384: v.sha384)
+            #expect(ours == v.out, "\(v.length) bytes, SHA-384: \(v.sha384)")
+        }
+    }
+
+    @Test func extractEqualsHMACOfTheSalt() throws {
+        let vectors = try CryptoVectors.make().extract
+        #expect(vectors.count >= 10)
+        for v in vectors {
+            let ours = v.key.withUnsafeBytes { KeyDerivation.extract(salt: v.salt, inputKeyMaterial: $0, sha384: v.sha384) }
+            #expect(ours == v.out, "\(v.salt.count)-byte salt, \(v.key.count)-byte key, SHA-384: \(v.sha384)")
+        }
+    }
+
+    @Test func recordMACEqualsHMAC() throws {
+        let vectors = try CryptoVectors.make().hmac
+        #expect(vectors.count >= 15)
+        for v in vectors {
+            let hash: CipherSuite.MACHash = v.hash == "sha1" ? .sha1 : v.hash == "sha256" ? .sha256 : .sha384
+            let mac = try #require(RecordMAC(hash, key: v.key))
+            // Twice on one keyed context: the second record's MAC must not depend on the first's.
+            for _ in 0..<2 {
+                let ours = v.first.withUnsafeBytes { first in v.second.withUnsafeBytes { mac.authenticate(first, $0) } }
+                #expect(ours == v.out, "\(v.hash), \(v.key.count)-byte key, \(v.first.count) + \(v.second.count) bytes")
             }
-        }
-    }
-
-    @Test(arguments: [false, true])
-    func prf12EqualsPHash(sha384: Bool) {
-        for length in [1, 40, 72, 104, 136] {
-            let secret = Self.random(48), seed = Self.random(64)
-            let ours = KeyDerivation.prf12(secret: secret, label: "key expansion", seed: seed, length: length, sha384: sha384)
-            let labelled = Array("key expansion".utf8) + seed
-            let theirs = sha384 ? Self.pHash(SHA384.self, secret: secret, seed: labelled, length: length)
-                : Self.pHash(SHA256.self, secret: secret, seed: labelled, length: length)
-            #expect(ours == theirs, "\(length) bytes")
         }
     }
 }

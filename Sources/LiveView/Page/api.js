@@ -1,4 +1,4 @@
-// Talks to capture --ui's server (the contract: /work/notes/w23-api.md, docs/liveview.md). Every request carries
+// Talks to capture --ui's server (the contract: docs/liveview.md, "API"). Every request carries
 // the token the printed URL gave this page: the server refuses anything without it.
 
 const token = new URLSearchParams(location.search).get("token") ?? "";

@@ -1,6 +1,8 @@
-// A body as the page shows it: JSON as a tree, images as a picture, HTML as source (or in a frame that runs no
-// script), other text as text, anything else as hex. Captured bytes only ever reach the page as text nodes, a
-// blob URL in an <img>, or a blob in a sandboxed frame: never as markup of this page.
+// A body as the page shows it: JSON as a tree, raster images as a picture, HTML and SVG as source (or in a frame
+// that runs no script), other text as text, anything else as hex. Captured bytes only ever reach the page as text
+// nodes, a blob URL of a raster image type in an <img>, or the srcdoc of a sandboxed frame: never as markup of this
+// page, and never as a URL of an active type (HTML, SVG, XML) at this page's origin, which a user could open in a
+// new tab ("Open image in new tab") where the sandbox and <img>'s no-script rule no longer hold.
 
 import { bytes as formatBytes, element } from "./format.js";
 import { parseJSON, renderJSONTree } from "./jsontree.js";
@@ -83,6 +85,17 @@ function textView(text, className = "text") {
   return box;
 }
 
+// Image types a browser draws without running anything, with the type their blob is made with: never the
+// captured Content-Type string itself.
+const rasterTypes = new Map([
+  ["image/png", "image/png"], ["image/apng", "image/apng"], ["image/jpeg", "image/jpeg"], ["image/jpg", "image/jpeg"],
+  ["image/pjpeg", "image/jpeg"], ["image/gif", "image/gif"], ["image/webp", "image/webp"], ["image/avif", "image/avif"],
+  ["image/bmp", "image/bmp"], ["image/x-icon", "image/x-icon"], ["image/vnd.microsoft.icon", "image/x-icon"],
+]);
+
+// Markup that can hold script: rendered only on request, in the sandboxed frame.
+const activeTypes = new Set(["image/svg+xml"]);
+
 function imageView(bytes, mime) {
   const box = element("div", "body-image");
   const image = element("img", "preview");
@@ -90,25 +103,27 @@ function imageView(bytes, mime) {
   const facts = element("p", "facts", `${mime}, ${formatBytes(bytes.length)}`);
   image.addEventListener("load", () => { facts.textContent = `${mime}, ${image.naturalWidth} × ${image.naturalHeight}, ${formatBytes(bytes.length)}`; });
   image.addEventListener("error", () => { facts.textContent = `${mime}, ${formatBytes(bytes.length)}: the browser cannot draw it; hex below`; box.append(hexView(bytes)); });
-  image.src = blobURL(bytes, mime);
+  image.src = blobURL(bytes, rasterTypes.get(mime));
   box.append(image, facts);
   return box;
 }
 
 // Source by default; "Render" puts it in a frame with the sandbox attribute and no allow-scripts, so nothing in
-// it runs, and with an opaque origin, so it cannot reach this page or its token.
-function htmlView(bytes, text, mime) {
+// it runs, and with an opaque origin, so it cannot reach this page or its token. The frame's document is its
+// srcdoc, not a blob URL: a blob URL is of this page's origin, and opened in a tab of its own it would run.
+function markupView(text, label) {
   const box = element("div", "body-html");
-  const toggle = element("button", "render", "Render (sandboxed, scripts off)");
+  const renderLabel = `Render ${label} (sandboxed, scripts off)`;
+  const toggle = element("button", "render", renderLabel);
   toggle.type = "button";
   const source = textView(text, "text html-source");
   let frame = null;
   toggle.addEventListener("click", () => {
-    if (frame) { frame.remove(); frame = null; source.hidden = false; toggle.textContent = "Render (sandboxed, scripts off)"; return; }
+    if (frame) { frame.remove(); frame = null; source.hidden = false; toggle.textContent = renderLabel; return; }
     frame = element("iframe", "html-frame");
     frame.setAttribute("sandbox", "");
     frame.setAttribute("referrerpolicy", "no-referrer");
-    frame.src = blobURL(bytes, mime);
+    frame.srcdoc = text;
     source.hidden = true;
     toggle.textContent = "Show source";
     box.append(frame);
@@ -121,11 +136,13 @@ function htmlView(bytes, text, mime) {
 export function renderBody(bytes, mime, charset) {
   if (bytes.length === 0) return element("p", "absent", "empty body");
   const type = typeOf(mime);
-  if (type === "image") return imageView(bytes, mime);
-  const textual = type === "json" || type === "html" || type === "js" || type === "css" || type === "xml" || type === "text";
+  if (rasterTypes.has(mime)) return imageView(bytes, mime);
+  const active = activeTypes.has(mime);
+  const textual = active || type === "json" || type === "html" || type === "js" || type === "css" || type === "xml" || type === "text";
   if (!textual && (type != null || !looksLikeText(bytes))) return hexView(bytes);
   const text = decode(bytes, charset);
-  if (type === "html") return htmlView(bytes, text, mime);
+  if (type === "html") return markupView(text, "HTML");
+  if (active) return markupView(text, "SVG");
   if (type === "json" || type == null) {
     try {
       return renderJSONTree(parseJSON(text));
