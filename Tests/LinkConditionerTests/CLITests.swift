@@ -149,6 +149,30 @@ import Testing
         }
     }
 
+    /// Issue 36: the Profiles tables of README.md and docs/condition.md said "LTE (approximate)", a name `apply`
+    /// refuses. Every row is `condition list`'s own (name with `*` when approximate, downlink, uplink, DNS), and
+    /// every built-in is in them, so they cannot drift.
+    @Test func theProfileTablesAreListsOwnRows() throws {
+        let lines: [String] = try condition(["list"]).stdoutText.split(separator: "\n").dropFirst().map(String.init)
+        var listed: [[String]] = []
+        for line in lines.prefix(while: { !$0.isEmpty }) {
+            let cells: [String] = line.components(separatedBy: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if cells.count == 5 && cells[2] != "(schedule)" { listed.append([cells[0], cells[1], cells[2], cells[3] == "-" ? "" : cells[3]]) }
+        }
+        try #require(listed.count >= 10)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for file in ["README.md", "docs/condition.md"] {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            let all: [String] = text.split(separator: "\n").map(String.init)
+            let rows: [String] = Array(all.drop(while: { !$0.lowercased().hasPrefix("| profile | downlink | uplink | dns |") }).dropFirst(2)
+                .prefix(while: { $0.hasPrefix("|") }))
+            let table: [[String]] = rows.map { row in
+                Array(row.components(separatedBy: "|").dropFirst().dropLast()).map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+            #expect(Set(table) == Set(listed), "\(file): \(Set(table).symmetricDifference(Set(listed)))")
+        }
+    }
+
     @Test func aDirectoryNamedLikeAProfileIsNamedNotACocoaError() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-profiles-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("x.json"), withIntermediateDirectories: true)
