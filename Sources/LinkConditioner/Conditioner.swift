@@ -245,10 +245,13 @@ public struct Conditioner: Sendable {
             throw ConditionerError.invalidProfile(profile: profile.name, problems: profile.problems)
         }
         guard try interfaceExists(interface) else { throw ConditionerError.noSuchInterface(interface.rawValue) }
-        if needsConfirmation(profile, on: interface) && options.duration == nil && !options.confirmed {
+        let active = try? store.load(interface)
+        // A switch keeps a running --for (`planSwitch`), which bounds the cut as a --for of its own would.
+        let ends = options.duration != nil || (active.map { $0.complete && ($0.expiresAt.map { $0 > Date() } ?? false) } ?? false)
+        if needsConfirmation(profile, on: interface) && !ends && !options.confirmed {
             throw ConditionerError.needsConfirmation(profile: profile.name, interface: interface.rawValue)
         }
-        return try engine(for: profile, active: try? store.load(interface), requested: options.engine)
+        return try engine(for: profile, active: active, requested: options.engine)
     }
 
     /// netem where the kernel has it, else the user-space engine, unless `requested` names one (`EngineRequest`).
@@ -288,6 +291,7 @@ public struct Conditioner: Sendable {
         state.mtu = Self.mtu(interface, runner: runner)
         if engine == .userspace {
             state.engineID = UUID().uuidString
+            state.restampsReceive = kernel.receiveRestampAvailable() ? true : nil
             // Queue numbers come from the name; two interfaces sharing one would feed each other's engine.
             let mine = Set(UserspaceEngine.queues(interface).map(\.number))
             if let other = store.all().first(where: { $0.interface != interface && $0.activeEngine == .userspace
@@ -318,7 +322,11 @@ public struct Conditioner: Sendable {
             if !absent.isEmpty { try store.setCreatedMangleTables(store.createdMangleTables().union(absent)) }
         }
         let plan = PlanBuilder.applyPlan(state: state, executable: engineExecutable, store: store, replaceRoot: replaceRoot)
+        let restamp = state.restampsReceive == true ? URL(fileURLWithPath: PlanBuilder.restampObjectPath(interface, store: store)) : nil
+        // tc reads the program when it adds the filter; the kernel keeps it from then on, so the file goes after.
+        defer { if let restamp { try? FileManager.default.removeItem(at: restamp) } }
         do {
+            if let restamp { try Data(ReceiveRestamp.object()).write(to: restamp) }
             try execute(plan, interface: interface)
         } catch {
             let problems = rollBack(interface: interface, state: state)
@@ -381,8 +389,17 @@ public struct Conditioner: Sendable {
         var state = old
         state.profile = profile
         state.since = Date()
-        state.token = UUID().uuidString
-        state.expiresAt = options.duration.map { Date().addingTimeInterval($0) }
+        // A switch without a duration of its own keeps the running one, and its token with it, so the watchdog
+        // and the `apply --for` waiting in the foreground still turn it off on time; a new duration replaces both.
+        if let duration = options.duration {
+            state.token = UUID().uuidString
+            state.expiresAt = Date().addingTimeInterval(duration)
+        } else if let deadline = old.expiresAt, deadline > Date() {
+            state.expiresAt = deadline
+        } else {
+            state.token = UUID().uuidString
+            state.expiresAt = nil
+        }
         let userspace = old.activeEngine == .userspace
         let oldUplink = PlanBuilder.uplinkSpec(userspace ? UserspaceEngine.rateOnly(old.profile) : old.profile, selection: selection)
         let newUplink = PlanBuilder.uplinkSpec(userspace ? UserspaceEngine.rateOnly(profile) : profile, selection: selection)
@@ -510,6 +527,24 @@ public struct Conditioner: Sendable {
 
     // MARK: - Status
 
+    /// A direction that loses packets says so, with what was lost: under the user-space engine loss without
+    /// correlation (Black Hole's 100% included) is an nftables rule, which neither a qdisc nor the engine sees, so
+    /// its counter is read here (Black Hole's status said "downlink: unchanged" before).
+    private func addLoss(_ state: ConditionState, to status: inout InterfaceStatus) {
+        for (uplink, settings) in [(true, state.profile.uplink), (false, state.profile.downlink)] where settings.lossPercent > 0 {
+            var counters = (uplink ? status.uplink : status.downlink) ?? DirectionCounters()
+            counters.lossPercent = settings.lossPercent
+            if state.activeEngine == .userspace && !UserspaceEngine.lossInEngine(settings, uplink: uplink),
+               let listed = try? runner.run(["nft", "-j", "list", "chain", "inet", UserspaceEngine.table(state.interface),
+                                             uplink ? "uplink_apply" : "downlink_apply"]), listed.status == 0,
+               let dropped = UserspaceEngine.dropCounters(nftJSON: Data(listed.stdout.utf8)) {
+                counters.dropped += dropped.packets
+                counters.droppedBytes = dropped.bytes
+            }
+            if uplink { status.uplink = counters } else { status.downlink = counters }
+        }
+    }
+
     /// Every active profile in this network namespace with live counters.
     public func status() -> [InterfaceStatus] {
         store.all().map { state in
@@ -546,6 +581,7 @@ public struct Conditioner: Sendable {
             } catch {
                 status.problem = "\(error)"
             }
+            addLoss(state, to: &status)
             return status
         }
     }

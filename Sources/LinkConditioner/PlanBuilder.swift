@@ -64,7 +64,8 @@ public enum PlanBuilder {
     /// carries only the rates and the engine's nftables table, process and queue rules come before the redirect.
     public static func applyPlan(profile: Profile, interface: InterfaceName, selection: TrafficSelection = .allIP,
                                  replaceRoot: Bool = false, replaceIngress: Bool = false,
-                                 engineStart: [String]? = nil, mtu: Int = defaultMTU) -> [[String]] {
+                                 engineStart: [String]? = nil, mtu: Int = defaultMTU,
+                                 restampObject: String? = nil) -> [[String]] {
         let ifb = interface.ifbName
         let engineProfile = profile
         let profile = engineStart == nil ? profile : UserspaceEngine.rateOnly(profile)
@@ -92,7 +93,7 @@ public enum PlanBuilder {
         if replaceIngress {
             commands.append(["tc", "qdisc", "del", "dev", interface.rawValue, "ingress"])
         }
-        commands += ingressRedirect(interface: interface, ifb: ifb)
+        commands += ingressRedirect(interface: interface, ifb: ifb, restampObject: restampObject)
         return commands
     }
 
@@ -104,7 +105,14 @@ public enum PlanBuilder {
                                            engineID: state.engineID ?? "", store: store) : nil
         return applyPlan(profile: state.profile, interface: state.interface, selection: state.selection ?? .allIP,
                          replaceRoot: replaceRoot, replaceIngress: state.replacedIngress, engineStart: start,
-                         mtu: state.mtu ?? defaultMTU)
+                         mtu: state.mtu ?? defaultMTU,
+                         restampObject: state.activeEngine == .userspace && state.restampsReceive == true
+                            ? restampObjectPath(state.interface, store: store) : nil)
+    }
+
+    /// Where apply writes `ReceiveRestamp.object()` for tc to load (beside the record; removed once loaded).
+    public static func restampObjectPath(_ interface: InterfaceName, store: StateStore) -> String {
+        store.url(interface, suffix: "restamp.o").path
     }
 
     /// Switches an interface from the profile of `old` to that of `new` in place: class rates changed, leaf
@@ -179,12 +187,15 @@ public enum PlanBuilder {
 
     /// The ingress qdisc and the filters sending every arriving IPv4 and IPv6 packet to the ifb. ARP and
     /// other non-IP frames are not redirected, so a profile never delays or drops them.
-    public static func ingressRedirect(interface: InterfaceName, ifb: InterfaceName) -> [[String]] {
-        [["tc", "qdisc", "add", "dev", interface.rawValue, "handle", ReservedHandles.ingress, "ingress"]]
+    /// `restampObject`: with the user-space engine, the classifier is `ReceiveRestamp` loaded from that file (it
+    /// matches every packet as `u32 match u32 0 0` does, and moves its receive stamp past the engine's hold).
+    public static func ingressRedirect(interface: InterfaceName, ifb: InterfaceName, restampObject: String? = nil) -> [[String]] {
+        let classifier = restampObject.map { ["bpf", "obj", $0, "sec", ReceiveRestamp.section] } ?? ["u32", "match", "u32", "0", "0"]
+        return [["tc", "qdisc", "add", "dev", interface.rawValue, "handle", ReservedHandles.ingress, "ingress"]]
             + [("ip", ReservedHandles.ipv4FilterPriority), ("ipv6", ReservedHandles.ipv6FilterPriority)].map { family, priority in
                 ["tc", "filter", "add", "dev", interface.rawValue, "parent", ReservedHandles.ingress,
-                 "protocol", family, "prio", priority, "u32", "match", "u32", "0", "0",
-                 "action", "mirred", "egress", "redirect", "dev", ifb.rawValue]
+                 "protocol", family, "prio", priority] + classifier
+                    + ["action", "mirred", "egress", "redirect", "dev", ifb.rawValue]
             }
     }
 

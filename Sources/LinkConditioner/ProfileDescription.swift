@@ -94,7 +94,8 @@ public enum ProfileDescription {
         seconds < 1 ? TCUnits.trim((seconds * 1000 * 1000).rounded() / 1000) + "ms" : TCUnits.trim((seconds * 1000).rounded() / 1000) + "s"
     }
 
-    public static func show(_ profile: Profile) -> String {
+    /// `here`: what `condition list` says in its HERE column for this kernel (`KernelFit`), printed as `Here:`.
+    public static func show(_ profile: Profile, here: KernelFit.Verdict? = nil) -> String {
         var lines = [profile.name + (profile.isApproximate ? " (approximate values)" : "")]
         if !profile.summary.isEmpty { lines.append(profile.summary) }
         if let schedule = profile.schedule {
@@ -111,10 +112,12 @@ public enum ProfileDescription {
         lines.append("  DNS:      " + dns(profile))
         if let faults = faults(profile.faults) { lines.append("  Faults:   " + faults) }
         if profile.needsNetem {
-            lines.append("  Needs:    htb, ifb, mirred, u32 and netem (for \(Conditioner.netemNeeds(profile)))")
+            let engine = UserspaceEngine.unsupported(profile).isEmpty ? ", or without netem the user-space engine (nftables and iptables-nft's NFQUEUE)" : ""
+            lines.append("  Needs:    htb, ifb, mirred, u32 and netem (for \(Conditioner.netemNeeds(profile)))" + engine)
         } else {
             lines.append("  Needs:    htb, ifb, mirred, u32 (no netem)")
         }
+        if let here { lines.append("  Here:     " + here.text) }
         if let source = profile.source { lines.append("  File:     " + source) }
         return lines.joined(separator: "\n")
     }

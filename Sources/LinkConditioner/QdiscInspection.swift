@@ -122,13 +122,20 @@ public struct DirectionCounters: Sendable, Equatable, Codable {
     public var overlimits: UInt64
     /// Packets waiting in the tree now.
     public var queued: UInt64
+    /// The profile's loss in this direction, when it has any (100: every packet is dropped, as under Black Hole).
+    public var lossPercent: Double?
+    /// Bytes of the dropped packets, where the dropping rule counts them (the user-space engine's nftables loss).
+    public var droppedBytes: UInt64?
 
-    public init(packets: UInt64 = 0, bytes: UInt64 = 0, dropped: UInt64 = 0, overlimits: UInt64 = 0, queued: UInt64 = 0) {
+    public init(packets: UInt64 = 0, bytes: UInt64 = 0, dropped: UInt64 = 0, overlimits: UInt64 = 0, queued: UInt64 = 0,
+                lossPercent: Double? = nil, droppedBytes: UInt64? = nil) {
         self.packets = packets
         self.bytes = bytes
         self.dropped = dropped
         self.overlimits = overlimits
         self.queued = queued
+        self.lossPercent = lossPercent
+        self.droppedBytes = droppedBytes
     }
 
     /// From `tc -s -j qdisc show`: sent counts from the root (what actually left). htb already counts its

@@ -28,19 +28,24 @@ public struct Schedule: Sendable, Equatable, Codable {
     /// The most steps a file may hold; a schedule is a handful of phases, not a trace.
     public static let maximumSteps = 1000
 
-    /// The step active `elapsed` seconds after the start, and when the next one begins (nil: never).
+    /// The step active `elapsed` seconds after the start, and when the next one begins (nil: never). A repeating
+    /// schedule's earlier cycles are skipped by arithmetic, so the answer takes the same time at any `elapsed`
+    /// (counting cycles one by one took minutes far into a short one-step trace, and then answered "never").
     public func step(at elapsed: Double) -> (index: Int, nextStart: Double?) {
         var start = 0.0
-        var cycle = 0
+        let cycle = steps.reduce(0.0) { $0 + ($1.seconds ?? .infinity) }
+        if repeats, cycle.isFinite, cycle > 0, elapsed >= cycle {
+            start = (elapsed / cycle).rounded(.down) * cycle
+            // Rounding at a cycle's edge: never start past `elapsed`.
+            if start > elapsed { start -= cycle }
+        }
         while true {
             for (index, step) in steps.enumerated() {
                 guard let seconds = step.seconds else { return (index, nil) }
                 if elapsed < start + seconds { return (index, start + seconds) }
                 start += seconds
             }
-            cycle += 1
-            if !repeats { return (steps.count - 1, nil) }
-            if cycle > 1_000_000 { return (steps.count - 1, nil) }
+            if !repeats || !(cycle > 0) { return (steps.count - 1, nil) }
         }
     }
 

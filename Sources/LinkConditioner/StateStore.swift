@@ -30,6 +30,10 @@ public struct ConditionState: Codable, Sendable, Equatable {
     /// The interface's MTU when the profile was applied, which sizes the segmenters (`PlanBuilder.segmenter`);
     /// nil in records of earlier versions and when `ip link` did not say, meaning `PlanBuilder.defaultMTU`.
     public var mtu: Int? = nil
+    /// With the user-space engine: whether the ingress redirect's classifier moves each arriving packet's receive
+    /// time stamp past the engine's hold (`ReceiveRestamp`), so ping's RTT shows the downlink delay; nil in records
+    /// of earlier versions and where the kernel refused the program, meaning u32.
+    public var restampsReceive: Bool? = nil
 
     /// The engine in force (netem for records that predate the choice).
     public var activeEngine: ConditioningEngine { engine ?? .netem }

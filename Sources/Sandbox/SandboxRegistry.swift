@@ -99,6 +99,7 @@ public struct SandboxRegistry: Sendable {
     }
 
     public func remove(id: String) {
+        if let slot = record(id: id)?.identity.slot { noteReleased(slot: slot) }
         try? FileManager.default.removeItem(at: path(for: id))
         try? FileManager.default.removeItem(at: dnsCountsFile(id: id))
         try? FileManager.default.removeItem(at: engineReportFile(id: id))
@@ -115,17 +116,52 @@ public struct SandboxRegistry: Sendable {
         FileManager.default.contents(atPath: dnsCountsFile(id: id).path).flatMap { try? JSONDecoder().decode(DNSForwarderCounts.self, from: $0) }
     }
 
-    /// A fresh id and the lowest slot neither used by a recorded sandbox nor overlapping `hostPrefixes`
-    /// (the host's IPv4 routes and addresses), nor left behind as an existing namespace. Call under the lock.
+    /// How long a slot given back is not given out again while others are free: its addresses' old connections
+    /// (a FIN or data the far end retransmits, a server's late answer, TIME_WAIT's 60 s, conntrack's entries) can
+    /// still arrive for that long, and would reach the next sandbox on the same address (seen: `capture tcp --
+    /// sleep 3` right after `condition run "3G" -- curl ...` showed the old connection's `Flags [FP.]` and an RST).
+    public static let slotQuarantine: TimeInterval = 600
+
+    /// When each slot was last given back (`released-slots.json` beside the records; entries older than the
+    /// quarantine are forgotten, so the file stays small).
+    var releasedPath: URL { directory.appendingPathComponent("released-slots.json") }
+
+    public func releasedSlots(now: Date = Date()) -> [Int: Date] {
+        guard let data = FileManager.default.contents(atPath: releasedPath.path),
+              let seconds = try? JSONDecoder().decode([String: Double].self, from: data) else { return [:] }
+        var slots: [Int: Date] = [:]
+        for (slot, time) in seconds {
+            let date = Date(timeIntervalSince1970: time)
+            if let slot = Int(slot), now.timeIntervalSince(date) < Self.slotQuarantine { slots[slot] = date }
+        }
+        return slots
+    }
+
+    /// Notes that `slot` was given back now. Under the lock, as every removal is.
+    public func noteReleased(slot: Int, now: Date = Date()) {
+        var slots = releasedSlots(now: now)
+        slots[slot] = now
+        let seconds = Dictionary(uniqueKeysWithValues: slots.map { (String($0.key), $0.value.timeIntervalSince1970) })
+        try? JSONEncoder().encode(seconds).write(to: releasedPath, options: .atomic)
+    }
+
+    /// A fresh id and a slot neither used by a recorded sandbox nor overlapping `hostPrefixes` (the host's IPv4
+    /// routes and addresses), nor left behind as an existing namespace: the lowest not given back within
+    /// `slotQuarantine`, else the one given back longest ago (least recently used). Call under the lock.
     public func allocateIdentity(hostPrefixes: [String], existingNamespaces: Set<String>) throws -> SandboxIdentity {
         let taken = Set(records().map(\.identity.slot))
         let takenIDs = Set(records().map(\.identity.id))
         var id = SandboxIdentity.randomID()
         while takenIDs.contains(id) || existingNamespaces.contains("tapkit-\(id)") { id = SandboxIdentity.randomID() }
+        let released = releasedSlots()
+        var leastRecent: (identity: SandboxIdentity, released: Date)?
         for slot in 0..<SandboxIdentity.slotCount where !taken.contains(slot) {
             let candidate = try SandboxIdentity(id: id, slot: slot)
-            if !hostPrefixes.contains(where: candidate.ipv4Overlaps) { return candidate }
+            if hostPrefixes.contains(where: candidate.ipv4Overlaps) { continue }
+            guard let when = released[slot] else { return candidate }
+            if leastRecent.map({ when < $0.released }) ?? true { leastRecent = (candidate, when) }
         }
+        if let leastRecent { return leastRecent.identity }
         throw SandboxError.noFreeSlot
     }
 

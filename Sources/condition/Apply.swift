@@ -133,7 +133,11 @@ struct Apply: ParsableCommand {
             _ = interrupt?.wait(until: deadline)
             let turnedOff = try report { try conditioner.off(device, token: state.token) }
             RevertScheduler.cancel(revert, runner: conditioner.runner)
-            if turnedOff != nil { print("Turned \"\(profile.name)\" off on \(device).") }
+            // A switch meanwhile (without a --for of its own) kept this deadline: what is off is that profile.
+            if let turnedOff { print("Turned \"\(turnedOff.name)\" off on \(device).") }
+        } else if outcome.kind == .switched, let deadline = state.expiresAt {
+            let left = TCUnits.trim((max(0, deadline.timeIntervalSinceNow) * 10).rounded() / 10)
+            announce(outcome, profile: profile, device: device, suffix: " (the running --for still turns it off in \(left)s)")
         } else {
             announce(outcome, profile: profile, device: device, suffix: "")
         }
@@ -252,7 +256,13 @@ struct Apply: ParsableCommand {
             let (index, _) = schedule.step(at: next + 0.000_001)
             let planned = stepsStart.addingTimeInterval(next)
             elapsed = next + 0.000_001
-            if index == current { continue }
+            // The same step again (a one-step repeating schedule, a one-interval trace): nothing to switch, but its
+            // time is still waited for, so Ctrl-C, SIGTERM and --for are heard (skipping ahead without waiting spun
+            // at 100% CPU with the signals held, for good).
+            if index == current {
+                if stopped(planned) { break }
+                continue
+            }
             let prepared = try report { try conditioner.prepareSwitch(to: stepProfiles[index], on: device, options: options(false)) }
             let commitLead = min(2.0, commitSeconds ?? (prepared?.startedBatch != nil ? 0.01 : secondsPerProcess))
             if stopped(planned.addingTimeInterval(-commitLead)) {
@@ -401,6 +411,11 @@ struct Status: ParsableCommand {
             for excluded in status.excluded ?? [] { print("  not conditioned: \(excluded)") }
             for (label, counters) in [("uplink", status.uplink), ("downlink", status.downlink)] {
                 guard let counters else { print("  \(label): unchanged"); continue }
+                if let loss = counters.lossPercent, loss >= 100 {
+                    print("  \(label): every packet dropped (100% loss): \(counters.dropped) packets"
+                          + (counters.droppedBytes.map { " (\($0) bytes)" } ?? "") + " dropped so far")
+                    continue
+                }
                 print("  \(label): \(counters.packets) packets (\(counters.bytes) bytes) sent, \(counters.dropped) dropped, "
                       + "\(counters.overlimits) overlimits, \(counters.queued) queued")
             }

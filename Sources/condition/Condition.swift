@@ -3,6 +3,7 @@ import Foundation
 import LinkConditioner
 import Logging
 import Sandbox
+import Synchronization
 
 @main
 struct Condition: AsyncParsableCommand {
@@ -41,11 +42,18 @@ struct ProfileOptions: ParsableArguments {
                                                   builtIn: ConditionEnvironment.builtInProfiles,
                                                   environment: ConditionEnvironment.variables)
         for bad in catalog.badFiles where warnings && name.map({ !bad.mayBe($0) }) ?? true {
-            FileHandle.standardError.write(Data("condition: warning: skipped \(bad.error)\n".utf8))
+            // A command may read the catalog more than once (apply: the schedule check, then the profile); each
+            // bad file is still one warning.
+            let message = "condition: warning: skipped \(bad.error)\n"
+            guard warnedBadFiles.withLock({ $0.insert(message).inserted }) else { continue }
+            FileHandle.standardError.write(Data(message.utf8))
         }
         return catalog
     }
 }
+
+/// The bad-file warnings this process has printed.
+private let warnedBadFiles = Mutex<Set<String>>([])
 
 struct InterfaceOption: ParsableArguments {
     @Option(name: [.short, .customLong("interface")], help: ArgumentHelp("The network interface.", valueName: "iface"))

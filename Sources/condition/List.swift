@@ -9,15 +9,8 @@ struct List: ParsableCommand {
 
     func run() throws {
         let catalog = try report { try profiles.catalog() }
-        // Tried for real as root (as apply does); otherwise judged from the kernel's module lists.
-        let netem = geteuid() == 0 ? LiveKernelSupport().netemAvailable() : LinkConditioner.Doctor().moduleAvailable("sch_netem")
-        // Without netem, delay and loss go through the user-space engine where it can run.
-        let engine = !netem && (geteuid() == 0 ? LiveKernelSupport().userspaceEngineAvailable() : ProcessRunner.locate("iptables-nft") != nil)
-        func here(_ profile: Profile) -> String {
-            if !profile.needsNetem || netem { return "yes" }
-            if engine && UserspaceEngine.unsupported(profile).isEmpty { return "yes (user-space engine)" }
-            return "no: needs netem"
-        }
+        let fit = KernelFit.probe()
+        func here(_ profile: Profile) -> String { fit.verdict(profile).text }
         let rows = catalog.profiles.map { profile in
             if let schedule = profile.schedule {
                 // A schedule can run here when every step it names exists and can.
@@ -59,7 +52,7 @@ struct Show: ParsableCommand {
     func run() throws {
         let catalog = try report { try profiles.catalog(for: name) }
         let profile = try report { try catalog.profile(named: name) }
-        print(ProfileDescription.show(profile))
+        print(ProfileDescription.show(profile, here: profile.schedule == nil ? KernelFit.probe().verdict(profile) : nil))
         if let schedule = profile.schedule {
             do { _ = try catalog.stepProfiles(of: schedule, file: profile.source ?? profile.name) } catch {
                 print("  Problem:  \(error)")

@@ -53,6 +53,7 @@ struct Plan: ParsableCommand {
             try report { throw error }
         }
         state.engineID = state.engine == .userspace ? "ENGINE-ID" : nil
+        state.restampsReceive = state.engine == .userspace && LiveKernelSupport().receiveRestampAvailable() ? true : nil
         print("# apply \"\(profile.name)\" to \(device)" + (profile.source.map { " (profile from \($0))" } ?? ""))
         print("# engine: " + (profile.needsNetem ? state.activeEngine.summary : "htb only (no delay or loss)"))
         if let faults = ProfileDescription.faults(profile.faults) { print("# faults: " + faults) }

@@ -186,6 +186,38 @@ struct ScheduleNamespaceTests {
         #expect(plan.status != 0 && plan.stderrText.contains("is a schedule of other profiles"), "\(plan.stderrText)")
     }
 
+    /// Issue 36: a one-interval trace (one step, repeating) runs, and SIGINT or SIGTERM stop it and restore the
+    /// interface (it spun at 100% CPU with both signals held, printing nothing, until `kill -9`).
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aOneIntervalTraceRunsAndStopsOnASignal(signal: Int32) throws {
+        let pair = try NamespacePair()
+        let profiles = try pair.profileDirectory(name: "Fast", downKbit: 8000, upKbit: 4000)
+        let trace = pair.stateDirectory.appendingPathComponent("one.trace")
+        try Data("1\n2\n3\n1000\n".utf8).write(to: trace)
+        let output = pair.stateDirectory.appendingPathComponent("apply.out")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let process = Process()
+        process.executableURL = TestEnvironment.executable("condition")
+        process.arguments = ["apply", "Fast", "--trace-downlink", trace.path, "--interval", "1s", "-i", "vc", "--netns", pair.client,
+                             "--profiles", profiles.path]
+        process.environment = pair.environment
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+        // Its standard output is a file, so block-buffered until exit: the ifb says the first step is on.
+        #expect(try waitFor(timeout: 10) { try pair.links().contains("tk-vc") }, "applied")
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(process.isRunning, "still following the trace: \(printed())")
+        kill(process.processIdentifier, signal)
+        #expect(waitFor(timeout: 5) { !process.isRunning }, "stopped on signal \(signal)")
+        if !process.isRunning { #expect(process.terminationStatus == 0) }
+        #expect(printed().contains("Applied") && printed().contains("Turned"), "\(printed())")
+        #expect(try !pair.links().contains("tk-vc"), "restored")
+        #expect(try !pair.qdiscs().contains { $0["handle"] as? String == "7ac0:" })
+    }
+
     @Test func switchesLandNearTheirTime() throws {
         let pair = try NamespacePair()
         let profiles = try pair.profileDirectory(name: "Fast", downKbit: 8000, upKbit: 4000)

@@ -66,6 +66,39 @@ struct UserspaceEngineNamespaceTests {
         #expect(median(try pings(pair, count: 5)) < 5)
     }
 
+    /// Issue 36: ping's default RTT (the kernel's receive stamp, `SO_TIMESTAMP`) from the conditioned side missed
+    /// the downlink delay (30.5 ms for 50 down + 30 up; 100.5 under Slow Net), because the stamp is taken as a
+    /// packet reaches the interface and the engine holds it after that. With `ReceiveRestamp` it is taken at
+    /// delivery, after the hold, as netem's is: every ping, from either side, IPv4 and IPv6, with the kernel's stamp
+    /// or user space's (`-U`), sees both delays.
+    @Test func pingSeesBothDelaysFromEitherSideAndFamily() throws {
+        let pair = try NamespacePair()
+        let directory = try profiles(pair, ["delay": #"{"name": "Engine Delay", "downlink": {"delayMs": 50}, "uplink": {"delayMs": 30}}"#])
+        let applied = try pair.condition(["apply", "Engine Delay", "-i", "vc", "--profiles", directory.path])
+        try #require(applied.status == 0, "\(applied.stderrText)")
+        let serverIPv6 = pair.serverAddress.replacing("10.77.", with: "fd77:").replacing(/\.2$/, with: "::2")
+        let clientAddress = pair.serverAddress.replacing(/\.2$/, with: ".1")
+        let clientIPv6 = serverIPv6.replacing("::2", with: "::1")
+        var figures: [String] = []
+        for (namespace, target) in [(pair.client, pair.serverAddress), (pair.client, serverIPv6),
+                                    (pair.server, clientAddress), (pair.server, clientIPv6)] {
+            for userTime in [false, true] {
+                let result = try run("ip", ["netns", "exec", namespace, "ping"] + (userTime ? ["-U"] : [])
+                                     + ["-n", "-c", "10", "-i", "0.05", "-W", "2", target])
+                let times = result.stdoutText.split(separator: "\n").compactMap { line in
+                    line.split(separator: " ").first { $0.hasPrefix("time=") }.flatMap { Double($0.dropFirst(5)) }
+                }
+                let from = namespace == pair.client ? "conditioned side" : "far side"
+                figures.append("\(from) \(target)\(userTime ? " -U" : ""): median \(times.isEmpty ? -1 : median(times)) ms")
+                try #require(times.count >= 8, "\(from) \(target): \(result.stdoutText)")
+                #expect(median(times) >= 79.5 && median(times) <= 90, "\(from) to \(target)\(userTime ? " (-U)" : ""): \(times)")
+            }
+        }
+        print("user-space engine, 50 ms down + 30 ms up, ping RTTs: " + figures.joined(separator: "; "))
+        #expect(try pair.condition(["off", "-i", "vc"]).status == 0)
+        #expect(try waitFor(timeout: 3) { try leftovers(pair).isEmpty }, "\((try? leftovers(pair)) ?? [])")
+    }
+
     @Test func lossIsInsideItsBinomialIntervalAndBlackHoleDropsAll() throws {
         let pair = try NamespacePair()
         let directory = try profiles(pair, ["loss": #"{"name": "Engine Loss", "uplink": {"lossPercent": 30}}"#])

@@ -118,6 +118,61 @@ import Testing
         }
     }
 
+    /// Issue 36: `apply` read the catalog twice (the schedule check, then the profile) and warned about a bad file
+    /// twice. Root only: apply stops before reading profiles without it (the interface does not exist, so nothing
+    /// is changed).
+    @Test(.enabled(if: getuid() == 0, "apply reads profiles only as root"))
+    func aBadProfileFileIsWarnedAboutOnce() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-profiles-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(#"{"name": "Bad", "downlink": {"bandwidthKbit": "16 mbit"}}"#.utf8).write(to: dir.appendingPathComponent("bad.json"))
+        for arguments in [["apply", "3G", "-i", "w36cnone0"], ["apply", "3G", "-i", "w36cnone0", "--for", "1s"], ["plan", "3G", "-i", "lo"],
+                          ["show", "3G"]] {
+            let result = try condition(arguments + ["--profiles", dir.path])
+            let warnings = result.stderrText.split(separator: "\n").filter { $0.contains("warning: skipped") }
+            #expect(warnings.count == 1, "\(arguments): \(result.stderrText)")
+        }
+    }
+
+    /// Issue 36: `show` said "Needs: netem" where `list` said the user-space engine could carry the profile here.
+    /// Both print the same judgement (`KernelFit`): show's `Here:` line is list's HERE column, word for word.
+    @Test func showAndListGiveOneAnswerAboutThisKernel() throws {
+        let list = try condition(["list"]).stdoutText.split(separator: "\n")
+        for name in ["Slow Net", "3G", "Black Hole", "Very Bad Network"] {
+            let row = try #require(list.first { $0.hasPrefix(name + "  ") }, "\(name) listed")
+            let shown = try condition(["show", name]).stdoutText.split(separator: "\n")
+            let here = try #require(shown.first { $0.hasPrefix("  Here:") }, "\(name): \(shown)")
+            let verdict = here.dropFirst("  Here:".count).trimmingCharacters(in: .whitespaces)
+            #expect(["yes", "yes (user-space engine)", "no: needs netem"].contains(verdict), "\(here)")
+            #expect(row.hasSuffix("  " + verdict), "\(name): list says \(row), show says \(here)")
+        }
+    }
+
+    /// Issue 36: the Profiles tables of README.md and docs/condition.md said "LTE (approximate)", a name `apply`
+    /// refuses. Every row is `condition list`'s own (name with `*` when approximate, downlink, uplink, DNS), and
+    /// every built-in is in them, so they cannot drift.
+    @Test func theProfileTablesAreListsOwnRows() throws {
+        let lines: [String] = try condition(["list"]).stdoutText.split(separator: "\n").dropFirst().map(String.init)
+        var listed: [[String]] = []
+        for line in lines.prefix(while: { !$0.isEmpty }) {
+            let cells: [String] = line.components(separatedBy: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if cells.count == 5 && cells[2] != "(schedule)" { listed.append([cells[0], cells[1], cells[2], cells[3] == "-" ? "" : cells[3]]) }
+        }
+        try #require(listed.count >= 10)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for file in ["README.md", "docs/condition.md"] {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            let all: [String] = text.split(separator: "\n").map(String.init)
+            let rows: [String] = Array(all.drop(while: { !$0.lowercased().hasPrefix("| profile | downlink | uplink | dns |") }).dropFirst(2)
+                .prefix(while: { $0.hasPrefix("|") }))
+            let table: [[String]] = rows.map { row in
+                Array(row.components(separatedBy: "|").dropFirst().dropLast()).map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+            #expect(Set(table) == Set(listed), "\(file): \(Set(table).symmetricDifference(Set(listed)))")
+        }
+    }
+
     @Test func aDirectoryNamedLikeAProfileIsNamedNotACocoaError() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-profiles-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("x.json"), withIntermediateDirectories: true)

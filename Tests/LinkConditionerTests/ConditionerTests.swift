@@ -185,11 +185,35 @@ private let bandwidthOnly = Profile(name: "Test BW", downlink: LinkSettings(bits
         let c = conditioner(network, network.runner(), store: store)
         let first = try c.apply(bandwidthOnly, to: eth0, options: ApplyOptions(duration: 3))
         #expect(first.state.expiresAt != nil)
-        let second = try c.apply(try profile("Cable Modem"), to: eth0)
+        let second = try c.apply(try profile("Cable Modem"), to: eth0, options: ApplyOptions(duration: 5))
+        #expect(second.state.token != first.state.token)
         #expect(try c.off(eth0, token: first.state.token) == nil)
         #expect(try store.load(eth0)?.profile.name == "Cable Modem")
         #expect(try c.off(eth0, token: second.state.token)?.name == "Cable Modem")
         #expect(network.snapshot.links == ["eth0"])
+    }
+
+    /// The README's own sequence: `apply "Slow Net" --for 60s`, then `apply "Black Hole"` without `--for`. The switch
+    /// keeps the deadline and the token, so the first apply's watchdog still turns the new profile off on time; Black
+    /// Hole needs no confirmation there, its end being set.
+    @Test func aSwitchWithoutForKeepsTheRunningDeadline() throws {
+        let network = FakeNetwork()
+        let store = temporaryStore()
+        let c = conditioner(network, network.runner(), initial: true, store: store)
+        let first = try c.apply(try profile("Slow Net"), to: eth0, options: ApplyOptions(duration: 60))
+        let deadline = try #require(first.state.expiresAt)
+        let second = try c.apply(try profile("Black Hole"), to: eth0)
+        #expect(second.kind == .switched)
+        // The record keeps whole seconds (ISO 8601): the same deadline within one.
+        #expect(abs((second.state.expiresAt ?? .distantPast).timeIntervalSince(deadline)) < 1)
+        #expect(second.state.token == first.state.token)
+        #expect(try store.load(eth0)?.expiresAt == second.state.expiresAt)
+        #expect(try c.off(eth0, token: first.state.token)?.name == "Black Hole")
+        // With nothing running out, a switch is a fresh start: no deadline, a new token.
+        let third = try c.apply(bandwidthOnly, to: eth0)
+        let fourth = try c.apply(try profile("Cable Modem"), to: eth0)
+        #expect(fourth.state.expiresAt == nil)
+        #expect(fourth.state.token != third.state.token)
     }
 
     @Test func offWithNothingActiveDoesNothing() throws {

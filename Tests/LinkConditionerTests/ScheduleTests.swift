@@ -15,6 +15,22 @@ import Testing
         #expect(once.step(at: 11) == (1, nil))
     }
 
+    /// Issue 36: a one-interval trace is a one-step repeating schedule. Far into it the step and its next start come
+    /// at once and are right (cycles were counted one by one, up to a million, and then the answer was "never").
+    @Test func farIntoARepeatingScheduleTheNextStepIsStillKnown() {
+        let one = Schedule(steps: [.init(profile: "A @0s", seconds: 1)], repeats: true)
+        #expect(one.step(at: 0.5) == (0, 1))
+        #expect(one.step(at: 3_000_000.25) == (0, 3_000_001))
+        let two = Schedule(steps: [.init(profile: "A", seconds: 0.1), .init(profile: "B", seconds: 0.2)], repeats: true)
+        let clock = ContinuousClock()
+        var answers: [(Int, Double?)] = []
+        let took = clock.measure { answers = (0..<1000).map { two.step(at: 10_000_000 + Double($0) * 0.001 + 0.05) } }
+        #expect(answers.allSatisfy { $0.1 != nil })
+        #expect(two.step(at: 9_999_999.95).0 == 0 && abs((two.step(at: 9_999_999.95).1 ?? 0) - 10_000_000) < 1e-6)
+        #expect(abs((two.step(at: 1_000_000.15).1 ?? 0) - 1_000_000.2) < 1e-6)
+        #expect(took < .seconds(1), "\(took)")
+    }
+
     @Test(arguments: [
         (#"{"steps": []}"#, "steps", "expected a list of 1 to 1000 steps"),
         (#"{"steps": [{"profile": "A"}, {"profile": "B"}]}"#, "steps[0].for", "is missing"),

@@ -7,6 +7,25 @@ import Testing
 @Suite struct UserspaceEngineTests {
     let eth0 = try! InterfaceName("eth0")
 
+    /// Issue 36: under Black Hole on the user-space engine nothing but an nftables rule drops, so `status` said
+    /// "downlink: unchanged". It reads the rule's counter: every downlink packet dropped, with the counts.
+    @Test func blackHoleStatusCountsWhatTheDropRuleDropped() throws {
+        let network = FakeNetwork()
+        let chain = #"{"nftables": [{"metainfo": {"version": "1.0.6"}}, {"chain": {"family": "inet", "table": "tapkit_eth0", "name": "downlink_apply"}}, "#
+            + #"{"rule": {"family": "inet", "table": "tapkit_eth0", "chain": "downlink_apply", "expr": [{"counter": {"packets": 42, "bytes": 3528}}, {"drop": null}]}}]}"#
+        let runner = RecordingRunner(handler: { arguments in
+            if arguments == ["nft", "-j", "list", "chain", "inet", "tapkit_eth0", "downlink_apply"] { return CommandResult(stdout: chain) }
+            return network.handle(arguments)
+        })
+        let conditioner = Conditioner(runner: runner, store: temporaryStore(), kernel: FixedKernelSupport(netem: false, userspace: true),
+                                      inInitialNamespace: false, batchesTC: false, engineExecutable: "/usr/bin/condition")
+        _ = try conditioner.apply(try builtIns().profile(named: "Black Hole"), to: eth0)
+        let status = try #require(conditioner.status().first)
+        #expect(status.downlink == DirectionCounters(dropped: 42, lossPercent: 100, droppedBytes: 3528))
+        #expect(status.uplink == nil)
+        #expect(UserspaceEngine.dropCounters(nftJSON: Data(chain.utf8))! == (42, 3528))
+    }
+
     @Test func withoutNetemApplyBuildsRatesInTcAndTheRestInTheEngine() throws {
         let network = FakeNetwork()
         let runner = network.runner()

@@ -41,6 +41,32 @@ struct SandboxPlanTests {
         }
     }
 
+    /// Issue 36: a sandbox right after another got its addresses back, and the old one's connections (a FIN the
+    /// server resent, its RST) arrived in the new one. A slot given back is not given out again within the
+    /// quarantine while others are free; when none is, the least recently given back goes first.
+    @Test func aSlotGivenBackIsNotReusedAtOnce() throws {
+        let registry = SandboxRegistry(directory: FileManager.default.temporaryDirectory
+            .appendingPathComponent("sbx-registry-\(UUID().uuidString)"))
+        defer { try? FileManager.default.removeItem(at: registry.directory) }
+        let first = try registry.allocateIdentity(hostPrefixes: [], existingNamespaces: [])
+        #expect(first.slot == 0)
+        try registry.save(SandboxRecord(identity: first, profile: "3G", command: ["curl"], ownerPID: 1, ownerStartTime: nil))
+        registry.remove(id: first.id)
+        let second = try registry.allocateIdentity(hostPrefixes: [], existingNamespaces: [])
+        #expect(second.slot == 1, "not the slot just given back")
+        try registry.save(SandboxRecord(identity: second, profile: "3G", command: ["curl"], ownerPID: 1, ownerStartTime: nil))
+        registry.remove(id: second.id)
+        #expect(try registry.allocateIdentity(hostPrefixes: [], existingNamespaces: []).slot == 2)
+        // Every free slot recently given back (here: all but 0 and 1 cut off by a host route): the older one first.
+        let crowded = ["10.213.0.8/29", "10.213.0.16/28", "10.213.0.32/27", "10.213.0.64/26", "10.213.0.128/25",
+                       "10.213.1.0/24", "10.213.2.0/23", "10.213.4.0/22", "10.213.8.0/21", "10.213.16.0/20",
+                       "10.213.32.0/19", "10.213.64.0/18", "10.213.128.0/17"]
+        #expect(try registry.allocateIdentity(hostPrefixes: crowded, existingNamespaces: []).slot == 0)
+        // Past the quarantine a slot is as good as new.
+        registry.noteReleased(slot: 0, now: Date().addingTimeInterval(-SandboxRegistry.slotQuarantine - 1))
+        #expect(registry.releasedSlots()[0] == nil)
+    }
+
     @Test("setup: namespace, veth, addresses, routes, route_localnet, then the nft table")
     func setupCommands() {
         let plan = SandboxNetworkPlan(identity: identity, uplinkInterface: "eth0", uplinkIPv6Interface: nil,

@@ -57,6 +57,30 @@ struct SandboxRunTests {
         #expect(try SandboxHarness.leftovers(of: id) == [])
     }
 
+    /// Issue 36: the sandbox right after another got the same addresses, so the old one's late packets (the
+    /// server's resent FIN, its RST) reached the new command's capture. Back to back, they now differ.
+    @Test("a sandbox right after another gets other addresses")
+    func aSandboxRightAfterAnotherGetsOtherAddresses() throws {
+        let profiles = try SandboxHarness.profileDirectory([("Sandbox Again", 8000, 8000)])
+        defer { try? FileManager.default.removeItem(at: profiles) }
+        var addresses: [String] = []
+        for _ in 0..<2 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: SandboxHarness.condition)
+            process.arguments = ["run", "Sandbox Again", "--profiles", profiles.path, "--", "ip", "-4", "-o", "addr", "show", "dev", "eth0"]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            let address = try #require(stdout.split(separator: " ").first { $0.hasPrefix("10.213.") }, "\(stdout)")
+            addresses.append(String(address))
+        }
+        #expect(addresses[0] != addresses[1], "\(addresses)")
+    }
+
     @Test("two sandboxes with different profiles download side by side, each at its own rate (within 10%)")
     func twoSandboxesEachAtTheirOwnRate() throws {
         // Five seconds of transfer at each rate keeps TCP's start a small part of the measurement.

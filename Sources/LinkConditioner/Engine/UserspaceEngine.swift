@@ -188,6 +188,22 @@ public enum UserspaceEngine {
         return rules == ruleCount && chains.allSatisfy(builtIn.contains) && !items.contains { $0["set"] != nil || $0["map"] != nil }
     }
 
+    /// What the drop rules of one `*_apply` chain (`nft -j list chain inet TABLE CHAIN`) dropped: nftables' own loss
+    /// (no correlation) and Black Hole, which never reach a queue or a qdisc, so only these counters see them.
+    static func dropCounters(nftJSON: Data) -> (packets: UInt64, bytes: UInt64)? {
+        guard let root = try? JSONSerialization.jsonObject(with: nftJSON) as? [String: Any],
+              let items = root["nftables"] as? [[String: Any]] else { return nil }
+        var packets: UInt64 = 0, bytes: UInt64 = 0
+        for item in items {
+            guard let rule = item["rule"] as? [String: Any], let expressions = rule["expr"] as? [[String: Any]],
+                  expressions.contains(where: { $0.keys.contains("drop") }),
+                  let counter = expressions.lazy.compactMap({ $0["counter"] as? [String: Any] }).first else { continue }
+            packets += (counter["packets"] as? NSNumber)?.uint64Value ?? 0
+            bytes += (counter["bytes"] as? NSNumber)?.uint64Value ?? 0
+        }
+        return (packets, bytes)
+    }
+
     static func deleting(_ rule: [String]) -> [String] { rule.map { $0 == "-A" ? "-D" : $0 } }
     static func checking(_ rule: [String]) -> [String] { rule.map { $0 == "-A" ? "-C" : $0 } }
 
