@@ -32,6 +32,7 @@ public struct LinkHeader: Sendable {
         case loopback
         case nflog
         case ppp
+        case ciscoHDLC
     }
 
     public var kind: Kind
@@ -53,6 +54,8 @@ public struct LinkHeader: Sendable {
     public var nflogFamily: UInt8 = 0
     /// PPP: the protocol field (0x0021 IPv4, 0x0057 IPv6, 0xc021 LCP, ...).
     public var pppProtocol: UInt16 = 0
+    /// Cisco HDLC: the address byte (0x0f unicast, 0x8f broadcast).
+    public var hdlcAddress: UInt8 = 0
     /// NULL/LOOP: the address family word (BSD numbering).
     public var addressFamily: UInt32 = 0
     public var vlanTagCount: Int = 0

@@ -12,6 +12,8 @@ public struct LinkType: RawRepresentable, Sendable, Hashable {
     public static let rawDLT12 = LinkType(rawValue: 12)
     /// DLT_RAW on OpenBSD.
     public static let rawDLT14 = LinkType(rawValue: 14)
+    /// Cisco HDLC: an address byte (0x0f unicast, 0x8f broadcast), a control byte and an EtherType.
+    public static let ciscoHDLC = LinkType(rawValue: 104)
     public static let loop = LinkType(rawValue: 108)
     public static let raw = LinkType(rawValue: 101)
     public static let linuxSLL = LinkType(rawValue: 113)
@@ -23,7 +25,8 @@ public struct LinkType: RawRepresentable, Sendable, Hashable {
     /// Whether `PacketDecoder` understands this link type.
     public var isSupported: Bool {
         switch self {
-        case .null, .ethernet, .ppp, .rawDLT12, .rawDLT14, .loop, .raw, .linuxSLL, .ipv4, .ipv6, .nflog, .linuxSLL2: true
+        case .null, .ethernet, .ppp, .rawDLT12, .rawDLT14, .ciscoHDLC, .loop, .raw, .linuxSLL, .ipv4, .ipv6, .nflog, .linuxSLL2:
+            true
         default: false
         }
     }
@@ -35,6 +38,7 @@ public struct LinkType: RawRepresentable, Sendable, Hashable {
         case .ethernet: "EN10MB"
         case .ppp: "PPP"
         case .rawDLT12, .rawDLT14, .raw: "RAW"
+        case .ciscoHDLC: "C_HDLC"
         case .loop: "LOOP"
         case .linuxSLL: "LINUX_SLL"
         case .ipv4: "IPV4"

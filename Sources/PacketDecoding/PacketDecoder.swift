@@ -7,7 +7,7 @@ public struct PacketDecoder: Sendable {
         public var linkType: LinkType
         public var description: String {
             "unsupported link type \(linkType.name) (\(linkType.rawValue)); supported: EN10MB, LINUX_SLL, "
-                + "LINUX_SLL2, RAW (12, 14, 101), IPV4, IPV6, NULL, LOOP, NFLOG, PPP"
+                + "LINUX_SLL2, RAW (12, 14, 101), IPV4, IPV6, NULL, LOOP, NFLOG, PPP, C_HDLC"
         }
     }
 
@@ -89,6 +89,8 @@ public struct PacketDecoder: Sendable {
             try decodeNFLOG(bytes, into: &header)
         case .ppp:
             try decodePPPLink(bytes, into: &header)
+        case .ciscoHDLC:
+            try decodeCiscoHDLC(bytes, into: &header)
         default:
             throw DecodingError(layer: .link, kind: .malformed("unsupported link type \(linkType.name)"),
                                 offset: 0, needed: 0, actual: bytes.count)
@@ -111,6 +113,19 @@ public struct PacketDecoder: Sendable {
         header = LinkHeader(kind: .ppp, length: offset + field.length, etherType: etherType)
         header.packetType = direction
         header.pppProtocol = field.value
+    }
+
+    /// Cisco HDLC: address, control, then an EtherType, 4 bytes in all. The network layer is decoded for what
+    /// runs over it as tcpdump's chdlc_print reads it (IPv4, IPv6, MPLS); anything else (SLARP, CDP, ...) is named by
+    /// its type only (`linkEtherType`), never read as what the same EtherType means on Ethernet (0x8035 is SLARP
+    /// here, not RARP).
+    private func decodeCiscoHDLC(_ bytes: UnsafeRawBufferPointer, into header: inout LinkHeader) throws(DecodingError) {
+        try need(bytes, 4, layer: .link, at: 0)
+        let type = bytes.u16(2)
+        let decoded = type == 0x0800 || type == 0x86dd || type == 0x8847 || type == 0x8848
+        header = LinkHeader(kind: .ciscoHDLC, length: 4, etherType: decoded ? type : 0)
+        header.linkEtherType = type
+        header.hdlcAddress = bytes[0]
     }
 
     /// Recognises an IP header where an Ethernet header should be: the version nibble, the length field

@@ -194,7 +194,7 @@ struct CaptureCommand: ParsableCommand {
             let name = CaptureHandle.linkTypeName(value) ?? error.linkType.name
             let description = CaptureHandle.linkTypeDescription(value).map { "\($0), " } ?? ""
             printError("unsupported link type \(name) (\(description)DLT \(value)); capture can print EN10MB, LINUX_SLL, "
-                       + "LINUX_SLL2, RAW, IPV4, IPV6, NULL, LOOP, NFLOG and PPP captures; -w still saves any link type unchanged.")
+                       + "LINUX_SLL2, RAW, IPV4, IPV6, NULL, LOOP, NFLOG, PPP and C_HDLC captures; -w still saves any link type unchanged.")
             throw ExitCode(1)
         }
     }

@@ -160,6 +160,39 @@ struct LinkLayerTests {
         }
     }
 
+    /// Cisco HDLC (DLT 104): a 4-byte header (address, control, EtherType). IPv4 is decoded after it; SLARP (0x8035)
+    /// and ARP's type are named by the link header only, never read as the Ethernet RARP or ARP they would be there.
+    @Test func ciscoHDLC() throws {
+        let fixture = try PcapFixture.publicFixture("tcpdump_LINKTYPE_RAW_ipv4.pcap")
+        let decoder = try PacketDecoder(linkType: .ciscoHDLC)
+        let frame: [UInt8] = [0x8f, 0x00, 0x08, 0x00] + fixture.records[0].bytes
+        frame.withUnsafeBytes { raw in
+            let packet = decoder.decode(raw, timestamp: fixture.records[0].timestamp, originalLength: frame.count)
+            #expect(packet.link.kind == .ciscoHDLC)
+            #expect(packet.link.length == 4)
+            #expect(packet.link.hdlcAddress == 0x8f)
+            #expect(packet.link.linkEtherType == 0x0800)
+            #expect(packet.udp?.payloadLength == 29)
+        }
+        for type: [UInt8] in [[0x80, 0x35], [0x08, 0x06]] {
+            // A SLARP keepalive's fields; as ARP they would be hardware type 0 and protocol 2.
+            let other: [UInt8] = [0x8f, 0x00] + type + [0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0xff, 0xff, 0, 0, 0, 0]
+            other.withUnsafeBytes { raw in
+                let packet = decoder.decode(raw, timestamp: fixture.records[0].timestamp, originalLength: other.count)
+                #expect(packet.error == nil)
+                #expect(packet.link.linkEtherType == UInt16(type[0]) << 8 | UInt16(type[1]))
+                guard case .other(0) = packet.network else {
+                    Issue.record("type \(type): \(packet.network)")
+                    return
+                }
+            }
+        }
+        [UInt8]([0x0f, 0x00, 0x08]).withUnsafeBytes { raw in
+            let packet = decoder.decode(raw, timestamp: fixture.records[0].timestamp, originalLength: 64)
+            #expect(packet.error?.layer == .link)
+        }
+    }
+
     @Test func unsupportedLinkTypeIsNamed() {
         #expect(throws: PacketDecoder.UnsupportedLinkType.self) { try PacketDecoder(linkType: LinkType(rawValue: 147)) }
         do {

@@ -142,6 +142,20 @@ extension PacketLineRenderer {
             output.append("), length ")
             output.append(decimal: packet.originalLength)
             if name != nil { output.append(": ") }
+        case .ciscoHDLC:
+            // print-chdlc.c: the address byte's meaning, the type with its name and number (-q keeps them), the length.
+            switch link.hdlcAddress {
+            case 0x0f: output.append("unicast")
+            case 0x8f: output.append("bcast")
+            default:
+                output.append("0x")
+                output.append(hexByte: link.hdlcAddress)
+            }
+            output.append(", ")
+            appendEtherTypeWithValue(link.linkEtherType, short: false, to: &output)
+            output.append(", length ")
+            output.append(decimal: packet.originalLength)
+            output.append(": ")
         case .nflog:
             output.append("version ")
             output.append(decimal: link.nflogVersion)
@@ -195,7 +209,12 @@ extension PacketLineRenderer {
     /// `ethertype IPv4 (0x0800)`, with tcpdump's names.
     /// With -q just the name, as tcpdump prints it.
     func appendEtherTypeWithValue(_ etherType: UInt16, to output: inout TextOutput) {
-        if !options.quiet { output.append("ethertype ") }
+        appendEtherTypeWithValue(etherType, short: options.quiet, to: &output)
+    }
+
+    /// `short`: the name alone (Ethernet and cooked headers with -q); Cisco HDLC's printer ignores -q.
+    func appendEtherTypeWithValue(_ etherType: UInt16, short: Bool, to output: inout TextOutput) {
+        if !short { output.append("ethertype ") }
         switch etherType {
         case 0x0800: output.append("IPv4")
         case 0x86dd: output.append("IPv6")
@@ -212,7 +231,7 @@ extension PacketLineRenderer {
         case 0x8848: output.append("MPLS multicast")
         default: output.append("Unknown")
         }
-        if options.quiet { return }
+        if short { return }
         output.append(" (0x")
         output.append(hexByte: UInt8(etherType >> 8))
         output.append(hexByte: UInt8(etherType & 0xff))

@@ -142,7 +142,8 @@ public struct PacketLineRenderer {
             let start = dumpStart(frame, packet: packet, cutNFLOGPayload: cutNFLOGPayload,
                                   printerRanOutOfBytes: output.printerRanOutOfBytes)
             let dumped = UnsafeRawBufferPointer(rebasing: frame[start...])
-            switch options.dump {
+            // tcpdump dumps only when bytes are left after the link header (-A would print a bare line break).
+            switch dumped.isEmpty ? .none : options.dump {
             case .none: break
             case .hex: appendHex(dumped, to: &output)
             case .hexAndASCII: appendHexAndASCII(dumped, to: &output)
@@ -192,6 +193,13 @@ public struct PacketLineRenderer {
             let message = EthernetLoopbackMessage(payload: UnsafeRawBufferPointer(rebasing: frame[start...]),
                                                   length: packet.originalLength - packet.link.length)
             renderLoopback(message, to: &output)
+        case .other where packet.link.kind == .ciscoHDLC:
+            // print-chdlc.c names a type it has no printer for, unless -e already printed it.
+            if options.linkHeader { return }
+            output.append("unknown CHDLC protocol (0x")
+            output.append(hexByte: UInt8(packet.link.linkEtherType >> 8))
+            output.append(hexByte: UInt8(packet.link.linkEtherType & 0xff))
+            output.append(")")
         case .other(let etherType):
             output.append("ethertype ")
             appendEtherTypeName(etherType, to: &output)
@@ -224,6 +232,11 @@ public struct PacketLineRenderer {
             switch packet.linkType {
             case .nflog: output.append("nflog")
             case .ppp: output.append("ppp")
+            case .ciscoHDLC:
+                // print-chdlc.c refuses a frame shorter than its header on the wire before reading it; a frame the
+                // snap length cut is read, and the read long-jumps.
+                output.append("chdlc")
+                output.printerRanOutOfBytes = packet.originalLength >= 4
             case .linuxSLL: output.append("sll"); output.printerRanOutOfBytes = true
             case .linuxSLL2: output.append("sll2"); output.printerRanOutOfBytes = true
             case .null, .loop: output.append("null"); output.printerRanOutOfBytes = true

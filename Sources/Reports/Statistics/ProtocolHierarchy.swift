@@ -5,7 +5,7 @@ public enum ProtocolLayer: UInt8, Sendable, CaseIterable {
     case eth = 1, sll, raw, null, nflog, vlan, mpls, pppoes, gre, erspan, vxlan, geneve
     case ip, ipv6, arp, tcp, udp, icmp, icmpv6
     case http, tls, dns, quic, ntp, dhcp, data
-    case ppp
+    case ppp, chdlc
 
     public var name: String {
         switch self {
@@ -15,6 +15,7 @@ public enum ProtocolLayer: UInt8, Sendable, CaseIterable {
         case .null: "null"
         case .nflog: "nflog"
         case .ppp: "ppp"
+        case .chdlc: "chdlc"
         case .vlan: "vlan"
         case .mpls: "mpls"
         case .pppoes: "pppoes"
@@ -132,6 +133,7 @@ extension ProtocolPath {
         case .loopback: push(.null)
         case .nflog: push(.nflog)
         case .ppp: push(.ppp)
+        case .ciscoHDLC: push(.chdlc)
         }
         for _ in 0..<min(packet.link.vlanTagCount, 2) { push(.vlan) }
         for layer in packet.encapsulation {
