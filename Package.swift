@@ -63,7 +63,7 @@ let package = Package(
         // (OpenSSL 3's EVP, keyed once per key, not per record; see RecordCipher, RecordMAC, KeyDerivation).
         .target(
             name: "TLS",
-            dependencies: ["CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding", "TLSWire"],
+            dependencies: ["CCompression", "FlowReassembly", "HTTPModel", "PacketDecoding", "SystemSupport", "TLSWire"],
             swiftSettings: crossModule
         ),
         .target(name: "Reports", dependencies: ["FlowReassembly", "HTTPModel", "PacketDecoding", "TLS"], swiftSettings: crossModule),

@@ -40,6 +40,27 @@ public struct HTTPEngineOptions {
     public var savePacketsTo: String?
     /// Key log lines written into a pcapng `savePacketsTo` as they become known, before the packets that follow.
     public var secretsToSave: SecretsToEmbed?
+    /// How long TLS records and QUIC packets wait for a key a followed key log does not have yet
+    /// (`TLSDecryptionLimits.keyWait`, `QUICLimits.keyWait`).
+    public var keyWait: Duration = .seconds(2)
+    /// Where TLS records waiting past the in-memory bound go (an unlinked temporary file); nil keeps them in memory
+    /// only (`TLSDecryptionLimits.spillDirectory`).
+    public var heldRecordsDirectory: String?
+
+    /// The TLS layer's limits for these options' keys.
+    public var tlsLimits: TLSDecryptionLimits {
+        var limits = TLSDecryptionLimits(for: keys)
+        if limits.keyWait > .zero { limits.keyWait = keyWait }
+        limits.spillDirectory = heldRecordsDirectory
+        return limits
+    }
+
+    /// The QUIC layer's limits.
+    public var quicLimits: QUICLimits {
+        var limits = QUICLimits()
+        limits.keyWait = keyWait
+        return limits
+    }
 
     public init() {}
 }
@@ -94,7 +115,7 @@ public struct HTTPEngine {
 
     /// HTTP/1 with the HTTP/2 and WebSocket takeovers, and with a key log the TLS inside CONNECT tunnels.
     func makeHTTPDecoder(_ deliver: @escaping (CaptureEvent) -> Void) -> HTTPStreamDecoder {
-        let takeover = TunnelDecryptor.takeover(keys: options.keys, limits: TLSDecryptionLimits(for: options.keys)) {
+        let takeover = TunnelDecryptor.takeover(keys: options.keys, limits: options.tlsLimits) {
             deliver(.tls($0))
         }
         return HTTPStreamDecoder(limits: options.limits, takeover: takeover) { deliver(.http($0)) }
@@ -103,7 +124,7 @@ public struct HTTPEngine {
     /// TLS decryption in front of the HTTP decoder.
     func makeStack(keys: TLSKeySource,
                    _ deliver: @escaping (CaptureEvent) -> Void) -> TLSDecryptingConsumer<HTTPStreamDecoder> {
-        TLSDecryptingConsumer(keys: keys, limits: TLSDecryptionLimits(for: keys), inner: makeHTTPDecoder(deliver)) {
+        TLSDecryptingConsumer(keys: keys, limits: options.tlsLimits, inner: makeHTTPDecoder(deliver)) {
             deliver(.tls($0))
         }
     }
@@ -129,7 +150,8 @@ private struct ReadLoop {
         var secrets = options.secretsToSave
         defer { try? writer?.flush() }
         // QUIC runs on the reading thread; a followed key log is re-read there from its own copy.
-        var quic = options.labelQUIC ? QUICDecoder(keySource: options.keys.map { $0.follows ? $0.copy() : $0 }) : nil
+        var quic = options.labelQUIC
+            ? QUICDecoder(keySource: options.keys.map { $0.follows ? $0.copy() : $0 }, limits: options.quicLimits) : nil
         let quicRouter = QUICRouter(limits: options.limits, sink: show)
 
         var lastTime: Timestamp?

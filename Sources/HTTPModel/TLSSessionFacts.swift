@@ -8,6 +8,9 @@ public struct TLSSessionFacts: Sendable, Hashable {
         case decrypted
         /// The key log has no secrets for this session's client random.
         case noKeyLogged
+        /// A followed key log had no secrets for the session within the bound (seconds) the records waited; it
+        /// may have come later (then a warning says so at the end).
+        case noKeyWithin(seconds: Double)
         /// The session uses a cipher suite or version we cannot decrypt (named in the text).
         case unsupported(String)
     }

@@ -1,3 +1,5 @@
+// Longer than 600 lines: a connection's keys, packets, frames, streams and its wait for keys (issue 37) share one
+// per-connection state; the wait for keys is the piece to split out when next changed.
 import FlowReassembly
 import HTTPModel
 import PacketDecoding
@@ -55,6 +57,10 @@ final class QUICConnection {
     /// Datagrams held for keys a followed key log does not have yet, in the order they came.
     private var held: [(bytes: [UInt8], fromClient: Bool, time: Timestamp)] = []
     private var heldBytes = 0
+    /// When the first datagram still held was (capture time).
+    private var heldSince: Timestamp?
+    /// Held datagrams are being read again: those still without keys are held again, in order.
+    private var replaying = false
     private(set) var waitingForKeys = false
     private var stoppedWaiting = false
     private var openedSent = false
@@ -307,7 +313,7 @@ final class QUICConnection {
     /// Whether a packet whose keys are missing may wait for them: the key log is followed (live: the program writes
     /// its secrets while we read), the handshake names the session, and this connection has not stopped waiting.
     private var mayWait: Bool {
-        keySource?.follows == true && limits.maxHeldBytesPerConnection > 0 && clientHello != nil && !stoppedWaiting
+        keySource?.follows == true && limits.keyWait > .zero && clientHello != nil && !stoppedWaiting
     }
 
     /// Keeps a copy of (the rest of) a datagram until the keys come or the wait ends; past the limit, stops waiting.
@@ -316,7 +322,35 @@ final class QUICConnection {
         waitingForKeys = true
         held.append((Array(bytes), fromClient, time))
         heldBytes += bytes.count
-        if heldBytes > limits.maxHeldBytesPerConnection { stopWaiting(opener: &opener, emit: emit) }
+        if heldSince == nil { heldSince = time }
+        guard !replaying else { return }  // the wait is judged once the replay is over
+        if heldBytes > limits.maxHeldBytesPerConnection {
+            warnOnce(.keyWaitOverLimit(bytes: limits.maxHeldBytesPerConnection), at: time, emit)
+            stopWaiting(opener: &opener, emit: emit)
+        } else if let since = heldSince, Self.seconds(time) - Self.seconds(since) > keyWaitSeconds {
+            expire(at: time, opener: &opener, emit: emit)
+        }
+    }
+
+    static func seconds(_ time: Timestamp) -> Double { Double(time.seconds) + Double(time.nanoseconds) / 1e9 }
+
+    private var keyWaitSeconds: Double {
+        Double(limits.keyWait.components.seconds) + Double(limits.keyWait.components.attoseconds) / 1e18
+    }
+
+    /// Past the bound in time (`now`, capture time): the key log is read once more, then what waits is read with
+    /// the keys there are.
+    func expireIfDue(at now: Timestamp, opener: inout PacketOpener, emit: (QUICEvent) -> Void) {
+        guard waitingForKeys, let since = heldSince, Self.seconds(now) - Self.seconds(since) > keyWaitSeconds else { return }
+        expire(at: now, opener: &opener, emit: emit)
+    }
+
+    private func expire(at time: Timestamp, opener: inout PacketOpener, emit: (QUICEvent) -> Void) {
+        keySource?.rereadNow()
+        retryHeld(opener: &opener, emit: emit)
+        guard waitingForKeys else { return }
+        warnOnce(.keyWaitExpired(seconds: keyWaitSeconds), at: time, emit)
+        stopWaiting(opener: &opener, emit: emit)
     }
 
     /// Reads the held datagrams again, in order (the key log gained lines): those whose keys came are opened, the
@@ -325,7 +359,10 @@ final class QUICConnection {
         let queue = held
         held = []
         heldBytes = 0
+        heldSince = nil
         waitingForKeys = false
+        replaying = true
+        defer { replaying = false }
         for datagram in queue {
             datagram.bytes.withUnsafeBytes {
                 receive($0, fromClient: datagram.fromClient, at: datagram.time, opener: &opener, emit: emit)

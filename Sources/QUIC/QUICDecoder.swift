@@ -1,3 +1,4 @@
+import Dispatch
 import FlowReassembly
 import HTTPModel
 import PacketDecoding
@@ -25,6 +26,9 @@ public struct QUICDecoder {
     /// they were last tried with.
     private var waiting: Set<ConnectionID> = []
     private var retriedGeneration = 0
+    /// Capture time while connections wait: the last datagram's timestamp and the monotonic clock when it came.
+    private var lastTime: Timestamp?
+    private var lastClock: UInt64 = 0
     /// Packets opened in all (a figure for tests and benchmarks).
     public var packetsOpened: Int { openedByForgotten + connections.values.reduce(0) { $0 + $1.packetsOpened } }
     private var openedByForgotten = 0
@@ -46,7 +50,12 @@ public struct QUICDecoder {
                                  at time: Timestamp, emit: (QUICEvent) -> Void) {
         guard let first = payload.first, first & 0x40 != 0 || first & 0x80 != 0 else { return }
         if time.seconds - lastSweep >= 10 { sweep(at: time, emit: emit) }
-        if !waiting.isEmpty { retryWaiting(rereadNow: false, emit: emit) }
+        if !waiting.isEmpty {
+            lastTime = time
+            lastClock = DispatchTime.now().uptimeNanoseconds
+            retryWaiting(rereadNow: false, emit: emit)
+            expireWaiting(at: time, emit: emit)
+        }
         let pair = QUICConnection.AddressPair(source: source, destination: destination)
         if let (connection, fromClient) = byAddress[pair] {
             // A closed connection's addresses may carry a new one (the client reused its port).
@@ -81,12 +90,27 @@ public struct QUICDecoder {
 
     /// The capture is quiet: connections waiting for keys are tried again if the followed key log gained lines.
     public mutating func idle(emit: (QUICEvent) -> Void) {
-        if !waiting.isEmpty { retryWaiting(rereadNow: false, emit: emit) }
+        guard !waiting.isEmpty else { return }
+        retryWaiting(rereadNow: false, emit: emit)
+        if let lastTime {
+            // Capture time goes on while no packet comes.
+            let now = QUICConnection.seconds(lastTime) + Double(DispatchTime.now().uptimeNanoseconds &- lastClock) / 1e9
+            expireWaiting(at: Timestamp(seconds: Int64(now), nanoseconds: Int32((now - now.rounded(.down)) * 1e9)), emit: emit)
+        }
+    }
+
+    /// Connections waiting for keys longer than `limits.keyWait` stop waiting.
+    private mutating func expireWaiting(at now: Timestamp, emit: (QUICEvent) -> Void) {
+        for id in waiting.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let connection = connections[id] else { continue }
+            connection.expireIfDue(at: now, opener: &opener, emit: emit)
+            indexNewIDs(connection)
+        }
     }
 
     private mutating func retryWaiting(rereadNow: Bool, emit: (QUICEvent) -> Void) {
         guard let keySource, keySource.follows, !waiting.isEmpty else { return }
-        if rereadNow { keySource.rereadNow() } else { keySource.rereadIfDue() }
+        if rereadNow { keySource.rereadNow() } else { keySource.rereadIfChanged() }
         guard keySource.generation != retriedGeneration else { return }
         retriedGeneration = keySource.generation
         for id in waiting.sorted(by: { $0.rawValue < $1.rawValue }) {

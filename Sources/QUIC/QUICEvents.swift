@@ -45,6 +45,10 @@ public enum QUICWarning: ConnectionWarning {
     /// A Retry whose integrity tag (RFC 9001 section 5.8) does not verify: a client discards it, and so does TapKit.
     case retryIntegrityFailed
     case versionNegotiation(versions: [UInt32])
+    /// Datagrams waiting for keys stopped waiting: they passed the in-memory bound (bytes), or the bound in time
+    /// (seconds) passed without the key in the key log. They and later packets are read with the keys there are.
+    case keyWaitOverLimit(bytes: Int)
+    case keyWaitExpired(seconds: Double)
 
     public var description: String {
         switch self {
@@ -74,6 +78,12 @@ public enum QUICWarning: ConnectionWarning {
         case .retryIntegrityFailed:
             return "QUIC: a Retry whose integrity tag does not verify (not from the server the client's first Initial "
                 + "went to, or damaged); ignored, as a client ignores it"
+        case .keyWaitOverLimit(let bytes):
+            return "QUIC: packets waiting for their keys passed \(bytes) bytes; they and later packets are read with the "
+                + "keys the key log has"
+        case .keyWaitExpired(let seconds):
+            return "QUIC: no key was logged within \(seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)") s of "
+                + "the packets that waited for it (raise the bound with --keylog-wait SECONDS)"
         case .versionNegotiation(let versions):
             let list = versions.map { "0x" + String($0, radix: 16) }.joined(separator: ", ")
             return "QUIC: the server does not speak the client's version and offers \(list) (Version Negotiation)"
@@ -104,10 +114,14 @@ public struct QUICLimits: Sendable, Hashable {
     public var maxStreamsPerConnection = 10_000
     /// Seconds without a packet after which a connection is closed and forgotten. Default 300, as for TCP.
     public var idleTimeoutSeconds: Double = 300
-    /// Bytes of datagrams held per connection while a followed key log lacks its keys (live capture: the program
-    /// writes its secrets while we read). Default 1 MiB; past it the connection stops waiting. Offline (a key log
-    /// read once) nothing is held.
-    public var maxHeldBytesPerConnection = 1 << 20
+    /// How long datagrams wait for keys a followed key log lacks (live capture: the program writes its secrets
+    /// while we read), from the first one held, in capture time; the key log is read again as soon as it changes and
+    /// once more before the wait ends. Default 2 s (`--keylog-wait`). Offline (a key log read once) nothing waits.
+    public var keyWait: Duration = .seconds(2)
+    /// Bytes of datagrams held in memory per connection while they wait. Default 64 MiB (a 2 s wait at 256 Mbit/s;
+    /// QUIC clients and servers here are far slower than TCP's); past it the connection stops waiting, with a
+    /// warning.
+    public var maxHeldBytesPerConnection = 64 << 20
     /// A TLS handshake message longer than this is skipped (certificate chains; nothing in them is needed).
     public var maxHandshakeMessage = 64 << 10
 

@@ -246,7 +246,7 @@ public struct HTTPTextRenderer: Sendable {
         if session.helloRetryRequest { out += "  HRR" }
         switch session.decryption {
         case .decrypted: out += "  " + paint("(decrypted)", .dim)
-        case .noKeyLogged: out += "  " + paint("(no key logged for this session)", .yellow)
+        case .noKeyLogged, .noKeyWithin: out += "  " + paint("(\(session.decryption.problem ?? ""))", .yellow)
         case .unsupported(let reason): out += "  " + paint("(not decrypted: \(reason))", .yellow)
         }
         out += "\n"

@@ -34,7 +34,7 @@ public enum TLSJSONRenderer {
         json.append(","); json.key("problem")
         switch session.decryption {
         case .decrypted: json.null()
-        case .noKeyLogged: json.string("no key logged for this session")
+        case .noKeyLogged, .noKeyWithin: json.string(session.decryption.problem ?? "")
         case .unsupported(let reason): json.string(reason)
         }
         json.append("}}")
@@ -42,5 +42,18 @@ public enum TLSJSONRenderer {
 
     private static func optional(_ value: String?, _ json: inout TextOutput) {
         if let value { json.string(value) } else { json.null() }
+    }
+}
+
+extension TLSSessionFacts.Decryption {
+    /// Why a session is not decrypted, in the words every view uses (the text line and JSON's `problem`).
+    public var problem: String? {
+        switch self {
+        case .decrypted: nil
+        case .noKeyLogged: "no key logged for this session"
+        case .noKeyWithin(let seconds):
+            "no key logged within \(seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)") s"
+        case .unsupported(let reason): reason
+        }
     }
 }

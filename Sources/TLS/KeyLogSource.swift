@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// Where the decrypting layer finds secrets: a key log read so far, plus (optionally) the file it came from, which
 /// is read again when it grows. Live captures need that: the program writes its secrets while we capture.
@@ -8,6 +9,11 @@ public final class TLSKeySource {
     private var offset: UInt64 = 0
     private var partialLine: [UInt8] = []
     private var lastCheck: UInt64 = 0
+    /// inotify on the followed file (shared by copies): a change is seen without a system call. nil when the file
+    /// is not followed or inotify cannot be used; then a look is a `stat`.
+    private var watcher: FileChangeWatcher?
+    /// The watcher's count when the file was last read.
+    private var changesRead = 0
     /// Minimum time between two looks at the file's size (each look is one `stat`).
     public var recheckInterval: Duration = .milliseconds(50)
     /// Warnings from lines read after the first load, handed to the decrypting layer to report.
@@ -24,6 +30,8 @@ public final class TLSKeySource {
     public init(path: String, follow: Bool, initialWarnings: inout [TLSKeyLog.Warning]) throws {
         keyLog = TLSKeyLog()
         self.path = follow ? path : nil
+        if follow { watcher = try? FileChangeWatcher(path: path) }
+        changesRead = watcher?.changeCount ?? 0
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw TLSKeyLogError(path: path, reason: "is a directory; expected the key log file itself (what SSLKEYLOGFILE names)")
@@ -46,18 +54,46 @@ public final class TLSKeySource {
         copy.offset = offset
         copy.partialLine = partialLine
         copy.recheckInterval = recheckInterval
+        copy.watcher = watcher
+        copy.changesRead = changesRead
         return copy
     }
 
     /// Adds secrets found elsewhere (a pcapng Decryption Secrets Block).
     public func merge(_ other: TLSKeyLog) { keyLog.merge(other) }
 
-    /// The secrets for a session, re-reading the file first if it is followed, the session is unknown and the last
-    /// look is `recheckInterval` old.
+    /// The secrets for a session, re-reading the file first if it is followed, the session is unknown and the file
+    /// changed since it was last read (`rereadIfChanged`).
     package func secrets(for random: ClientRandom, need: (TLSKeyLog.Secrets) -> Bool = { _ in true }) -> TLSKeyLog.Secrets? {
         if let found = keyLog.secrets(for: random), need(found) { return found }
-        rereadIfDue()
+        rereadIfChanged()
         return keyLog.secrets(for: random)
+    }
+
+    /// Whether the key log has secrets for `random` now, without reading the file.
+    package func knows(_ random: ClientRandom) -> Bool { keyLog.secrets(for: random) != nil }
+
+    /// Reads the followed file's new lines when it changed since the last read: with inotify, an atomic load
+    /// tells (no system call); without, a `stat` compares the size. Records that wait for a key ask on every
+    /// packet, so a key is used as soon as it is written, however fast the records come. A look by time
+    /// (`rereadIfDue`) stays beside it, for changes inotify does not see (a network file system).
+    package func rereadIfChanged() {
+        guard let path else { return }
+        if let watcher {
+            let changes = watcher.changeCount
+            if changes != changesRead {
+                changesRead = changes
+                rereadNow()
+                return
+            }
+        } else {
+            var status = stat()
+            if stat(path, &status) == 0, UInt64(status.st_size) != offset {
+                rereadNow()
+                return
+            }
+        }
+        rereadIfDue()
     }
 
     /// Counts the times new lines were read: a waiting record is worth retrying only when it changed.
@@ -78,6 +114,7 @@ public final class TLSKeySource {
     package func rereadNow() {
         guard let path else { return }
         lastCheck = DispatchTime.now().uptimeNanoseconds
+        if let watcher { changesRead = watcher.changeCount }
         let linesBefore = keyLog.linesRead
         pendingWarnings += readNewLines(path: path)
         if keyLog.linesRead != linesBefore { generation += 1 }

@@ -6,6 +6,12 @@ public enum TLSConnectionWarning: ConnectionWarning {
     case recordsWithoutKey(StreamDirection, records: Int, bytes: Int, clientRandom: String)
     /// Records of one direction not decrypted because the ServerHello (cipher, version) was never seen.
     case recordsWithoutServerHello(StreamDirection, records: Int)
+    /// Records of one direction not decrypted because their key was not in the followed key log within the bound
+    /// (`TLSDecryptionLimits.keyWait`, seconds) after they began waiting.
+    case recordsAfterKeyWait(StreamDirection, records: Int, bytes: Int, clientRandom: String, bound: Double)
+    /// The key of a connection that stopped waiting at the bound was in the key log by the end of the capture: it
+    /// was logged, only too late for the bound (seconds).
+    case keyLoggedTooLate(clientRandom: String, bound: Double)
     /// Records held for a key or the ServerHello passed a limit (`HoldLimit`).
     case holdLimitPassed(HoldLimit, waitingForServerHello: Bool, clientRandom: String)
     /// Bytes of one direction never captured: record boundaries are lost, so the rest is not decrypted.
@@ -22,6 +28,13 @@ public enum TLSConnectionWarning: ConnectionWarning {
     public enum HoldLimit: Sendable, Hashable {
         case perConnection(bytes: Int)
         case inAll(bytes: Int)
+        /// The spill file's bound (`TLSDecryptionLimits.maxSpilledBytes`).
+        case onDisk(bytes: Int)
+    }
+
+    /// Seconds as a person writes them: "2 s", "0.5 s".
+    static func words(seconds: Double) -> String {
+        seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 
     public var description: String {
@@ -29,6 +42,12 @@ public enum TLSConnectionWarning: ConnectionWarning {
         case .recordsWithoutKey(let direction, let records, let bytes, let random):
             "\(records) TLS \(direction.label) record(s) (\(bytes) bytes) not decrypted: no key logged for client "
                 + "random \(random)"
+        case .recordsAfterKeyWait(let direction, let records, let bytes, let random, let bound):
+            "\(records) TLS \(direction.label) record(s) (\(bytes) bytes) not decrypted: no key for client random "
+                + "\(random) was in the key log within \(Self.words(seconds: bound)) of the records that waited for it"
+        case .keyLoggedTooLate(let random, let bound):
+            "the key for client random \(random) appeared in the key log too late for the bound of "
+                + "\(Self.words(seconds: bound)): its records were not decrypted; raise the bound with --keylog-wait SECONDS"
         case .recordsWithoutServerHello(let direction, let records):
             "\(records) TLS \(direction.label) record(s) not decrypted: the server's hello was never seen"
         case .holdLimitPassed(let limit, let waitingForServerHello, let random):
@@ -83,6 +102,7 @@ extension TLSConnectionWarning.HoldLimit: CustomStringConvertible {
         switch self {
         case .perConnection(let bytes): "\(bytes) bytes"
         case .inAll(let bytes): "\(bytes) bytes held for all connections"
+        case .onDisk(let bytes): "\(bytes) bytes held on disk for all connections"
         }
     }
 }

@@ -5,6 +5,7 @@ import FlowReassembly
 import Foundation
 import HTTPModel
 import PacketDecoding
+import SystemSupport
 import TLSWire
 
 /// Sits between TCP reassembly and the HTTP decoders: for connections that start with a TLS handshake it parses the
@@ -34,8 +35,24 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     /// Every record is decrypted into this buffer and handed on from it before the next one: one buffer for all
     /// records instead of one per record.
     private var plaintext: [UInt8] = []
-    /// Bytes of records held by all connections (bounded by `limits.maxHeldBytesInAll`).
+    /// Bytes of records held in memory by all connections (bounded by `limits.maxHeldBytesInMemory`).
     private var heldBytes = 0
+    /// Held records past the in-memory bounds (made on first need in `limits.spillDirectory`), the bytes of it
+    /// still waiting, and the buffer a spilled record is read back into.
+    private var spill: SpillFile?
+    private var spillUnavailable = false
+    private var spilledBytes = 0
+    private var spillScratch: [UInt8] = []
+    /// Records that waited in the spill file (a figure for tests and benchmarks).
+    public private(set) var recordsSpilled = 0
+    /// Connections that stopped waiting at `limits.keyWait`: at the end, those whose key was logged after all are
+    /// named (it came too late, not never). Bounded.
+    private var expired: [(id: ConnectionID, random: ClientRandom, had: TLSKeyLog.Secrets?)] = []
+    /// Capture time: the last packet's timestamp, and the monotonic clock when it came (idle time advances it).
+    private var lastPacketTime: Timestamp?
+    private var lastPacketClock: UInt64 = 0
+    /// When the waiting connections' deadlines were last looked at (capture time, seconds).
+    private var lastDeadlineSweep: Double = 0
 
     public init(keys: TLSKeySource, limits: TLSDecryptionLimits = TLSDecryptionLimits(), inner: Inner,
                 onSession: @escaping (TLSSessionFacts) -> Void) {
@@ -53,7 +70,8 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     /// Plaintext goes on without `acknowledged`: ACK numbers count ciphertext bytes, not the plaintext's.
     public mutating func streamData(_ id: ConnectionID, _ direction: StreamDirection, _ bytes: UnsafeRawBufferPointer,
                                     at time: Timestamp, acknowledged: Int?) {
-        retryWaiting(rereadNow: false)
+        noteTime(time)
+        retryWaiting(rereadNow: false, at: time)
         guard let connection = connections[id], !bytes.isEmpty else {
             inner.streamData(id, direction, bytes, at: time, acknowledged: acknowledged)
             return
@@ -66,6 +84,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             inner.streamData(id, direction, bytes, at: time, acknowledged: acknowledged)
             return
         }
+        checkDeadline(connection, at: time)
         readRecords(connection, direction == .clientToServer ? 0 : 1, bytes, at: time)
     }
 
@@ -74,6 +93,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             inner.streamGap(id, direction, length: length, at: time)
             return
         }
+        checkDeadline(connection, at: time)
         let side = direction == .clientToServer ? 0 : 1
         let state = connection.directions[side]
         // Records stop here at once (their boundaries are lost); what the gap tells `inner` keeps its place.
@@ -92,7 +112,8 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         }
         // The last look before a quiet connection: a key logged since the last read is used now, not at the next
         // packet.
-        if connection.waitsForKey { retryWaiting(rereadNow: true) }
+        if connection.waitsForKey { retryWaiting(rereadNow: true, at: time) }
+        checkDeadline(connection, at: time)
         submit(connection, Pending(side: direction == .clientToServer ? 0 : 1, time: time, event: .end(reason)))
     }
 
@@ -102,7 +123,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             return
         }
         connection.closedAt = time
-        if connection.waitsForKey { retryWaiting(rereadNow: true) }
+        if connection.waitsForKey { retryWaiting(rereadNow: true, at: time) }
         // Still waiting for a key that may yet be logged (a program writes its key log after its last packet):
         // the connection stays until the key comes or the capture ends (`finishWaiting`).
         if connection.waitsForKey { return }
@@ -120,7 +141,14 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
 
     /// A key logged after the connection went quiet: its held records are shown now, not at the next packet.
     public mutating func idle() {
-        retryWaiting(rereadNow: false)
+        if let lastPacketTime {
+            // Capture time goes on while no packet comes: the last packet's time plus the time since it came.
+            let elapsed = DispatchTime.now().uptimeNanoseconds &- lastPacketClock
+            let now = Self.seconds(lastPacketTime) + Double(elapsed) / 1e9
+            retryWaiting(rereadNow: false, at: Timestamp(seconds: Int64(now), nanoseconds: Int32((now - now.rounded(.down)) * 1e9)))
+        } else {
+            retryWaiting(rereadNow: false, at: nil)
+        }
         inner.idle()
     }
 
@@ -133,7 +161,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     /// The capture ended: reads the key log one last time, lets every connection still waiting go on with what it
     /// has, and decides the rest for good (no key logged). Call after reassembly closed every connection.
     public mutating func finishWaiting(at time: Timestamp) {
-        retryWaiting(rereadNow: true)
+        retryWaiting(rereadNow: true, at: nil)
         for id in waitingForKeys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard let connection = connections[id] else { continue }
             connection.waitsNoLonger = true
@@ -141,16 +169,31 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             if let closedAt = connection.closedAt { complete(connection, at: closedAt) }
         }
         waitingForKeys = []
+        // A connection that stopped waiting at the bound, whose key is in the log now: it came too late, and the
+        // program is not to blame.
+        if !expired.isEmpty { keys.rereadNow() }
+        for (id, random, had) in expired where keys.keyLog.secrets(for: random) != had {
+            inner.warning(id, TLSConnectionWarning.keyLoggedTooLate(clientRandom: random.description,
+                                                                     bound: limits.keyWaitSeconds), at: time)
+        }
+        expired = []
     }
 
     static func direction(_ side: Int) -> StreamDirection { side == 0 ? .clientToServer : .serverToClient }
 
     // MARK: Waiting connections
 
-    /// Retries the connections waiting for a key if the key log gained lines since their last try.
-    private mutating func retryWaiting(rereadNow: Bool) {
+    /// Retries the connections waiting for a key if the key log gained lines since their last try, and (every
+    /// 50 ms of capture time) stops those waiting longer than the bound.
+    private mutating func retryWaiting(rereadNow: Bool, at now: Timestamp?) {
         guard !waitingForKeys.isEmpty else { return }
-        if rereadNow { keys.rereadNow() } else { keys.rereadIfDue() }
+        if rereadNow { keys.rereadNow() } else { keys.rereadIfChanged() }
+        if let now, Self.seconds(now) - lastDeadlineSweep >= 0.05 {
+            lastDeadlineSweep = Self.seconds(now)
+            for id in waitingForKeys.sorted(by: { $0.rawValue < $1.rawValue }) {
+                if let connection = connections[id] { checkDeadline(connection, at: now) }
+            }
+        }
         guard keys.generation != retriedGeneration else { return }
         retriedGeneration = keys.generation
         for id in waitingForKeys.sorted(by: { $0.rawValue < $1.rawValue }) {
@@ -164,11 +207,17 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     private mutating func complete(_ connection: TLSConnection, at time: Timestamp) {
         connections.removeValue(forKey: connection.id)
         heldBytes -= connection.pendingBytes  // nothing, as the connection was drained; kept exact regardless
+        releaseSpilled(connection.spilledBytes)
+        connection.spilledBytes = 0
         waitingForKeys.remove(connection.id)
         if connection.mode == .tls {
             for side in 0...1 {
                 let state = connection.directions[side]
-                if state.recordsWithoutKey > 0 {
+                if state.recordsWithoutKey > 0 && connection.keyWaitExpired {
+                    inner.warning(connection.id, TLSConnectionWarning.recordsAfterKeyWait(
+                        Self.direction(side), records: state.recordsWithoutKey, bytes: state.bytesWithoutKey,
+                        clientRandom: connection.clientRandomText, bound: limits.keyWaitSeconds), at: time)
+                } else if state.recordsWithoutKey > 0 {
                     inner.warning(connection.id, TLSConnectionWarning.recordsWithoutKey(
                         Self.direction(side), records: state.recordsWithoutKey, bytes: state.bytesWithoutKey,
                         clientRandom: connection.clientRandomText), at: time)
@@ -191,35 +240,121 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             enqueue(connection, pending, because: nil)
             return
         }
-        guard case .record(let record) = pending.event else {
+        guard case .record = pending.event else {
             process(connection, pending)
             return
         }
-        let result = record.fragment.withUnsafeBytes { handle(connection, pending.side, record, $0) }
+        let result = handleHeld(connection, pending)
         if result != .done { enqueue(connection, pending, because: result) }
         releaseAfterServerHello(connection)
     }
 
-    private mutating func enqueue(_ connection: TLSConnection, _ pending: Pending, because result: RecordResult?) {
-        if case .record(let record) = pending.event {
-            let limit = connection.serverHello == nil ? limits.maxHeldBytesBeforeServerHello : limits.maxHeldBytesPerConnection
-            // Records count with their 5-byte header, so a flood of empty records is bounded too.
-            let size = HeldRecord.headerLength + record.fragment.count
+    /// A record just read: handled now when nothing before it waits, else held behind what does (copied to memory,
+    /// or past the in-memory bounds to the spill file).
+    private mutating func submitRecord(_ connection: TLSConnection, _ side: Int, _ record: HeldRecord,
+                                       _ fragment: UnsafeRawBufferPointer) {
+        let goesNow = connection.pending.isEmpty
+            || !connection.waitsForKey && !connection.directions[side].waitsForServerHello
+        if goesNow {
+            let result = handle(connection, side, record, fragment)
+            if result != .done { hold(connection, side, record, fragment, because: result) }
+            releaseAfterServerHello(connection)
+        } else {
+            hold(connection, side, record, fragment, because: nil)
+        }
+    }
+
+    /// Keeps a record until its key or the ServerHello comes: in memory up to the in-memory bounds, then in the
+    /// spill file up to its bound; past them, `overflow`.
+    private mutating func hold(_ connection: TLSConnection, _ side: Int, _ record: HeldRecord,
+                               _ fragment: UnsafeRawBufferPointer, because result: RecordResult?) {
+        var held = record
+        // Records count with their 5-byte header, so a flood of empty records is bounded too.
+        let size = HeldRecord.headerLength + fragment.count
+        if connection.serverHello == nil {
+            let limit = limits.maxHeldBytesBeforeServerHello
             guard connection.pendingBytes + size <= limit else {
-                overflow(connection, pending, record, limit: .perConnection(bytes: limit))
+                overflow(connection, side, record, fragment, limit: .perConnection(bytes: limit))
                 return
             }
-            guard heldBytes + size <= limits.maxHeldBytesInAll else {
-                overflow(connection, pending, record, limit: .inAll(bytes: limits.maxHeldBytesInAll))
-                return
-            }
+        }
+        if connection.serverHello == nil
+            || connection.pendingBytes + size <= limits.maxHeldBytesInMemoryPerConnection
+            && heldBytes + size <= limits.maxHeldBytesInMemory {
+            held.fragment = Array(fragment)
             connection.pendingBytes += size
             heldBytes += size
+        } else if let extent = spillOut(fragment, size: size) {
+            held.spilled = extent
+            connection.spilledBytes += size
+            recordsSpilled += 1
+        } else {
+            let limit: TLSConnectionWarning.HoldLimit
+            if limits.spillDirectory != nil && !spillUnavailable {
+                limit = .onDisk(bytes: limits.maxSpilledBytes)
+            } else if connection.pendingBytes + size > limits.maxHeldBytesInMemoryPerConnection {
+                limit = .perConnection(bytes: limits.maxHeldBytesInMemoryPerConnection)
+            } else {
+                limit = .inAll(bytes: limits.maxHeldBytesInMemory)
+            }
+            overflow(connection, side, record, fragment, limit: limit)
+            return
         }
+        enqueue(connection, Pending(side: side, time: record.time, event: .record(held)), because: result)
+    }
+
+    /// Writes a record to the spill file (made on first need); nil when there is none, it is full or failed.
+    private mutating func spillOut(_ fragment: UnsafeRawBufferPointer, size: Int) -> SpillFile.Extent? {
+        guard let directory = limits.spillDirectory, !spillUnavailable,
+              spilledBytes + size <= limits.maxSpilledBytes else { return nil }
+        do {
+            if spill == nil { spill = try SpillFile(directory: directory) }
+            let extent = try spill!.append(fragment)
+            spilledBytes += size
+            return extent
+        } catch {
+            spillUnavailable = true  // the in-memory bounds hold from here on
+            return nil
+        }
+    }
+
+    /// Spilled bytes no longer waiting; when none are left, the file is emptied.
+    private mutating func releaseSpilled(_ size: Int) {
+        guard size > 0 else { return }
+        spilledBytes -= size
+        if spilledBytes == 0 { spill?.empty() }
+    }
+
+    /// Handles a held record, reading it back from the spill file if it was put there.
+    private mutating func handleHeld(_ connection: TLSConnection, _ pending: Pending) -> RecordResult {
+        guard case .record(let record) = pending.event else { return .done }
+        guard let extent = record.spilled else {
+            return record.fragment.withUnsafeBytes { handle(connection, pending.side, record, $0) }
+        }
+        var scratch = spillScratch
+        spillScratch = []
+        defer { spillScratch = scratch }
+        do {
+            try spill?.read(extent, into: &scratch)
+        } catch {
+            scratch = []
+        }
+        guard scratch.count == extent.length else {
+            // Our own file could not be read back: counted as not decrypted, never passed on as garbage.
+            let state = connection.directions[pending.side]
+            state.recordsWithoutKey += 1
+            state.bytesWithoutKey += extent.length
+            return .done
+        }
+        return scratch.withUnsafeBytes { handle(connection, pending.side, record, $0) }
+    }
+
+    private mutating func enqueue(_ connection: TLSConnection, _ pending: Pending, because result: RecordResult?) {
         connection.pending.append(pending)
         switch result {
         case .waitForKey?:
             connection.waitsForKey = true
+            if connection.waitingSince == nil { connection.waitingSince = pending.time }
             waitingForKeys.insert(connection.id)
         case .waitForServerHello?:
             connection.directions[pending.side].waitsForServerHello = true
@@ -228,9 +363,35 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         }
     }
 
+    // MARK: Waiting by time
+
+    static func seconds(_ time: Timestamp) -> Double { Double(time.seconds) + Double(time.nanoseconds) / 1e9 }
+
+    private mutating func noteTime(_ time: Timestamp) {
+        lastPacketTime = time
+        lastPacketClock = DispatchTime.now().uptimeNanoseconds
+    }
+
+    /// A connection waiting for its key longer than `limits.keyWait`: the key log is read once more, and if the
+    /// key is still not there the connection stops waiting (what waits is decided as having no key, and so is
+    /// what follows).
+    private mutating func checkDeadline(_ connection: TLSConnection, at now: Timestamp) {
+        guard connection.waitsForKey, !connection.waitsNoLonger, let since = connection.waitingSince,
+              Self.seconds(now) - Self.seconds(since) > limits.keyWaitSeconds else { return }
+        keys.rereadNow()
+        drain(connection, forced: false)
+        if connection.waitsForKey {
+            connection.keyWaitExpired = true
+            if let random = connection.clientRandom, expired.count < 10_000 { expired.append((connection.id, random, keys.keyLog.secrets(for: random))) }
+            drain(connection, forced: true)
+        }
+        if !connection.waitsForKey, let closedAt = connection.closedAt { complete(connection, at: closedAt) }
+    }
+
     /// Past the hold limit. Waiting for a key: the connection stops waiting (what waits and what follows is
     /// decided as having no key), so nothing is dropped out of order. Waiting for the ServerHello: dropped.
-    private mutating func overflow(_ connection: TLSConnection, _ pending: Pending, _ record: HeldRecord, limit: TLSConnectionWarning.HoldLimit) {
+    private mutating func overflow(_ connection: TLSConnection, _ side: Int, _ record: HeldRecord,
+                                   _ fragment: UnsafeRawBufferPointer, limit: TLSConnectionWarning.HoldLimit) {
         let waitingForServerHello = connection.serverHello == nil
         if !connection.warnedHoldLimit {
             connection.warnedHoldLimit = true
@@ -239,12 +400,13 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
                 at: record.time)
         }
         if waitingForServerHello {
-            connection.directions[pending.side].recordsWithoutServerHello += 1
+            connection.directions[side].recordsWithoutServerHello += 1
             return
         }
         connection.waitsNoLonger = true
-        connection.pending.append(pending)
         drain(connection, forced: true)
+        // Nothing waits now: this record is decided in its place, after everything before it.
+        _ = handle(connection, side, record, fragment)
     }
 
     /// Processes the queue in arrival order: a record waiting for a key stops everything behind it; one waiting
@@ -264,7 +426,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             }
             if case .record(let record) = pending.event {
                 let hadServerHello = connection.serverHello != nil
-                let result = record.fragment.withUnsafeBytes { handle(connection, pending.side, record, $0) }
+                let result = handleHeld(connection, pending)
                 if result == .waitForKey {
                     stoppedForKey = true
                     break
@@ -279,8 +441,13 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
                     }
                 }
                 done[index] = true
-                connection.pendingBytes -= HeldRecord.headerLength + record.fragment.count
-                heldBytes -= HeldRecord.headerLength + record.fragment.count
+                if record.spilled != nil {
+                    connection.spilledBytes -= HeldRecord.headerLength + record.length
+                    releaseSpilled(HeldRecord.headerLength + record.length)
+                } else {
+                    connection.pendingBytes -= HeldRecord.headerLength + record.length
+                    heldBytes -= HeldRecord.headerLength + record.length
+                }
                 if !hadServerHello && connection.serverHello != nil && blockedSides[0] {
                     // The ServerHello lets the client's waiting records go on, before anything that came after it.
                     blockedSides = [false, false]
@@ -297,6 +464,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
         for (index, pending) in connection.pending.enumerated() where !done[index] { kept.append(pending) }
         connection.pending = kept
         connection.waitsForKey = stoppedForKey
+        if !stoppedForKey { connection.waitingSince = nil }
         connection.directions[0].waitsForServerHello = blockedSides[0]
         connection.directions[1].waitsForServerHello = blockedSides[1]
         if stoppedForKey {
@@ -380,19 +548,10 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             return 0
         }
         guard let fragment = cursor.take(header.length) else { return nil }
-        var record = HeldRecord(type: header.type, version: header.version, fragment: [], offset: state.offset, time: time)
-        if connection.pending.isEmpty {
-            // Nothing waits: the record is read in place, and copied only if it has to wait.
-            let result = handle(connection, side, record, fragment)
-            if result != .done {
-                record.fragment = Array(fragment)
-                enqueue(connection, Pending(side: side, time: time, event: .record(record)), because: result)
-            }
-            releaseAfterServerHello(connection)
-        } else {
-            record.fragment = Array(fragment)
-            submit(connection, Pending(side: side, time: time, event: .record(record)))
-        }
+        // Read in place, and copied only if it has to wait.
+        let record = HeldRecord(type: header.type, version: header.version, fragment: [], length: fragment.count,
+                                offset: state.offset, time: time)
+        submitRecord(connection, side, record, fragment)
         return TLSRecordHeader.size + header.length
     }
 
@@ -535,7 +694,7 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
     /// Whether a record may wait for its key: the key log is followed, waiting is allowed, and this connection
     /// has not stopped waiting.
     private func mayWaitForKey(_ connection: TLSConnection, _ side: Int) -> Bool {
-        limits.maxHeldBytesPerConnection > 0 && keys.follows && !connection.waitsNoLonger
+        limits.keyWait > .zero && keys.follows && !connection.waitsNoLonger
             && !connection.directions[side].droppingForNoKey
     }
 
@@ -660,6 +819,8 @@ public struct TLSDecryptingConsumer<Inner: StreamConsumer>: StreamConsumer {
             decryption = .unsupported("cipher suite \(CipherSuite.name(of: serverHello.cipherSuite)) is not supported")
         } else if let serverHello = connection.serverHello, serverHello.version != 0x0303 && serverHello.version != 0x0304 {
             decryption = .unsupported("\(TLSVersionName.name(serverHello.version)) is not supported (TLS 1.2 and 1.3 are)")
+        } else if connection.keyWaitExpired && (connection.noKey || connection.secrets == nil) {
+            decryption = .noKeyWithin(seconds: limits.keyWaitSeconds)
         } else if connection.noKey || connection.secrets == nil {
             decryption = .noKeyLogged
         } else {
@@ -693,7 +854,12 @@ struct Pending {
 struct HeldRecord {
     var type: UInt8
     var version: UInt16
+    /// The record's bytes when held in memory (empty when `spilled`, or when not held at all).
     var fragment: [UInt8]
+    /// The record's length (its fragment's, without the header).
+    var length: Int
+    /// Where the record's bytes are in the spill file, when held there.
+    var spilled: SpillFile.Extent? = nil
     /// Where the record starts in its direction's stream (for warnings).
     var offset: Int
     var time: Timestamp
@@ -761,8 +927,13 @@ final class TLSConnection {
     var keyUpdates = 0
     /// Events waiting behind a record that waits (see `TLSDecryptingConsumer`), in arrival order.
     var pending: [Pending] = []
-    /// Wire bytes of the waiting records (headers included).
+    /// Wire bytes of the waiting records held in memory, and of those spilled to the file (headers included).
     var pendingBytes = 0
+    var spilledBytes = 0
+    /// When (capture time) the first record that still waits for a key began waiting.
+    var waitingSince: Timestamp?
+    /// The connection stopped waiting at `TLSDecryptionLimits.keyWait`: its missing key is worded so.
+    var keyWaitExpired = false
     /// The first of `pending` waits for a key.
     var waitsForKey = false
     /// The capture ended or the hold limit was passed: a missing key is missing for good.

@@ -271,7 +271,7 @@ struct CaptureCommand: ParsableCommand {
                                secrets: SecretsToEmbed?, liveView: LiveView?) throws {
         if statsOptions.stats {
             let keys = try tlsOptions.openKeySource(live: handle.isLive, readFile: source.readFile)
-            try runStatsMode(handle: handle, source: source, json: output.json, keys: keys)
+            try runStatsMode(handle: handle, source: source, json: output.json, keys: keys, holding: tlsOptions.holding())
             return
         }
         if let follow = statsOptions.follow {
@@ -281,8 +281,8 @@ struct CaptureCommand: ParsableCommand {
         }
         if output.http {
             let keys = try tlsOptions.openKeySource(live: handle.isLive, readFile: source.readFile)
-            try runHTTPMode(handle: handle, source: source, output: output, http: httpOptions, keys: keys, secrets: secrets,
-                            liveView: liveView)
+            try runHTTPMode(handle: handle, source: source, output: output, http: httpOptions, keys: keys,
+                            holding: tlsOptions.holding(), secrets: secrets, liveView: liveView)
             return
         }
         var consumer = try PacketConsumer(handle: handle, decoder: decoder, output: output, lineOptions: lineOptions,

@@ -12,8 +12,11 @@ import TLS
 /// `--http`: the capture engine's events (HTTP/1.x exchanges, HTTP/2 streams, WebSocket messages, TLS sessions,
 /// QUIC labels) -> the terminal view, NDJSON and/or HAR.
 func runHTTPMode(handle: CaptureHandle, source: SourceOptions, output: OutputOptions, http: HTTPOptions,
-                 keys: TLSKeySource?, secrets: SecretsToEmbed?, liveView: LiveView? = nil) throws {
+                 keys: TLSKeySource?, holding: (wait: Duration, directory: String), secrets: SecretsToEmbed?,
+                 liveView: LiveView? = nil) throws {
     var options = HTTPEngineOptions()
+    options.keyWait = holding.wait
+    options.heldRecordsDirectory = holding.directory
     // Keep decoded bytes only for what will show them: -v up to --body-limit, HAR up to 1 MiB per body.
     // The live view keeps up to its per-body limit (that of HAR, so its HAR download equals --har's file).
     options.limits.bodyKeepBytes = max(http.verbose && !output.json ? http.bodyLimit : 0, http.harFile != nil ? 1 << 20 : 0,
@@ -136,7 +139,8 @@ final class HTTPOutputSink {
             } else {
                 text.append(renderer.render(message))
             }
-        case .warning(_, let warning, let time):
+        case .warning(let connection, let warning, let time):
+            keyless.note(warning.value, connection: connection)
             FileHandle.standardError.write(Data(HTTPTextRenderer(options: HTTPTextRenderer.Options())
                 .render(warning: warning.description, time: time).utf8))
         }
@@ -176,7 +180,7 @@ final class HTTPOutputSink {
     /// Flushes standard output and closes the HAR file; a HAR file that could not be written fails the run.
     func finish() throws {
         text.flush()
-        if !keyless.isEmpty { printError(keyless.description) }
+        for line in keyless.lines { printError(line) }
         if !json && isatty(STDERR_FILENO) == 1 {
             var summary = "\(shown) exchange\(shown == 1 ? "" : "s")"
             if incomplete > 0 { summary += ", \(incomplete) incomplete" }

@@ -98,6 +98,7 @@ enum QuickArguments {
 
         var tls = TLSOptions()
         tls.keyLogFile = nil
+        tls.keyWaitSeconds = 2
 
         var commandOptions = CommandOptions()
         commandOptions.profile = nil

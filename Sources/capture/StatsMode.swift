@@ -16,8 +16,11 @@ private final class StatisticsBox {
 /// `--stats`: every packet counted (conversations, endpoints, protocols), TCP reassembled into HTTP exchanges for the
 /// HTTP tables; the report is printed when the file ends or the live capture stops (Ctrl-C, -c). With a key log,
 /// TLS is decrypted first, so HTTPS exchanges are in the HTTP tables too.
-func runStatsMode(handle: CaptureHandle, source: SourceOptions, json: Bool, keys: TLSKeySource?) throws {
+func runStatsMode(handle: CaptureHandle, source: SourceOptions, json: Bool, keys: TLSKeySource?,
+                  holding: (wait: Duration, directory: String)) throws {
     var options = HTTPEngineOptions()
+    options.keyWait = holding.wait
+    options.heldRecordsDirectory = holding.directory
     options.limits.bodyKeepBytes = 0
     options.limits.hashBodies = false  // the tables count sizes; no body hash is shown
     options.keys = keys

@@ -9,6 +9,24 @@ struct TLSOptions: ParsableArguments {
                                valueName: "file"))
     var keyLogFile: String?
 
+    @Option(name: .customLong("keylog-wait"),
+            help: ArgumentHelp("Live, with a key log: how long TLS and QUIC records may wait for a key the program has not logged yet, from the first record that waited (records past the in-memory bound wait in a temporary file). Past it the connection is not decrypted.",
+                               valueName: "seconds"))
+    var keyWaitSeconds: Double = 2
+
+    func validate() throws {
+        guard keyWaitSeconds >= 0, keyWaitSeconds <= 3600 else {
+            throw ValidationError("--keylog-wait takes 0 to 3600 seconds, not \(keyWaitSeconds)")
+        }
+    }
+
+    /// How the engine holds records for keys: the bound, and where records past the in-memory bound go (TMPDIR,
+    /// read here in the executable, else /tmp).
+    func holding(environment: [String: String] = ProcessInfo.processInfo.environment) -> (wait: Duration, directory: String) {
+        let directory = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return (.milliseconds(Int64((keyWaitSeconds * 1000).rounded())), directory)
+    }
+
     /// The key log to use: --keylog, else SSLKEYLOGFILE from the environment (read here, in the executable).
     func keyLogPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> (path: String, fromEnvironment: Bool)? {
         if let keyLogFile { return (keyLogFile, false) }

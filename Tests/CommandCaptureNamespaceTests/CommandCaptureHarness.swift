@@ -37,8 +37,12 @@ final class BackgroundCommandCapture: @unchecked Sendable {
         }
         group.enter()
         DispatchQueue.global().async { [self] in
-            let data = err.fileHandleForReading.readDataToEndOfFile()
-            lock.withLock { errData = data }
+            // In pieces, so a test can wait for a line on standard error while the capture runs.
+            while true {
+                let chunk = err.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                lock.withLock { errData.append(chunk) }
+            }
             group.leave()
         }
     }

@@ -50,6 +50,7 @@ final class RealClientLab: @unchecked Sendable {
                 root \(site.path);
                 gzip on; gzip_types text/css application/javascript application/json; gzip_min_length 100;
                 location /echo { proxy_pass http://127.0.0.1:\(echoPort); }
+                location /sink { client_max_body_size 512m; proxy_request_buffering off; proxy_pass http://127.0.0.1:\(echoPort); }
               }
             }
             """
@@ -113,6 +114,21 @@ final class RealClientLab: @unchecked Sendable {
         try Data("".utf8).write(to: accessLog)
     }
 
+    /// Adds a file of `size` random bytes to the site (made at test time, never committed), with its sha256.
+    @discardableResult
+    func addGeneratedFile(_ name: String, size: Int) throws -> URL {
+        let file = site.appendingPathComponent(name)
+        let made = try run("sh", ["-c", "head -c \(size) /dev/urandom > '\(file.path)'"])
+        guard made.status == 0 else { throw HarnessFailure(description: "making \(name): \(made.stderrText)") }
+        digests["/" + name] = try Self.sha256(file: file.path)
+        sizes["/" + name] = size
+        return file
+    }
+
+    static func sha256(file: String) throws -> String {
+        String(try run("sha256sum", [file]).stdoutText.prefix(64))
+    }
+
     static func sha256(_ bytes: [UInt8]) -> String {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tkr-sha-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -130,6 +146,21 @@ final class RealClientLab: @unchecked Sendable {
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def do_PUT(self):
+                # /sink: reads the upload in pieces and answers with its sha256 (big bodies, flat memory)
+                import hashlib
+                left, digest = int(self.headers.get("content-length", "0")), hashlib.sha256()
+                while left > 0:
+                    piece = self.rfile.read(min(left, 1 << 20))
+                    if not piece: break
+                    digest.update(piece)
+                    left -= len(piece)
+                body = digest.hexdigest().encode()
+                self.send_response(200)
+                self.send_header("content-type", "text/plain")
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)

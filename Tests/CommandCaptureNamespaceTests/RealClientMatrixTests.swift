@@ -198,7 +198,7 @@ struct RealClientRun {
 
     /// Each line nginx logged must have its own exchange with the same method, target and status, complete and
     /// without warnings, whose body is the file served (GET 200) or the body posted (the echo).
-    private func judge(_ exchanges: [[String: Any]], logged: [String]) -> (right: Int, problems: [String]) {
+    func judge(_ exchanges: [[String: Any]], logged: [String]) -> (right: Int, problems: [String]) {
         var unused = Array(exchanges.indices)
         var right = 0
         var problems: [String] = []

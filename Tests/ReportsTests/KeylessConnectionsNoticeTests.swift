@@ -27,4 +27,20 @@ import Testing
         #expect(notice.description.hasPrefix("3 TLS connections (to 10.0.0.1:443, 10.0.0.1:8443) had no key in the key log"))
         #expect(notice.description.contains("tls.Config.KeyLogWriter"))
     }
+
+    @Test("a key logged too late for the bound is counted apart: the words say to raise the bound, not to blame the program")
+    func lateKeysAreNotBlamedOnTheProgram() {
+        var notice = KeylessConnectionsNotice()
+        notice.note(Self.session(1, port: 443, .noKeyWithin(seconds: 2)))
+        notice.note(Self.session(2, port: 443, .noKeyWithin(seconds: 2)))
+        notice.note(TLSConnectionWarning.keyLoggedTooLate(clientRandom: "ab", bound: 2), connection: ConnectionID(1))
+        #expect(notice.connections == 1)
+        #expect(notice.lateConnections == 1)
+        #expect(notice.lines.count == 2)
+        #expect(notice.lines[1].contains("too late for the bound of 2 s"))
+        #expect(notice.lines[1].contains("--keylog-wait"))
+        #expect(!notice.lines[1].contains("SSLKEYLOGFILE"))
+        notice.note(TLSConnectionWarning.keyLoggedTooLate(clientRandom: "cd", bound: 2), connection: ConnectionID(2))
+        #expect(notice.lines.count == 1 && notice.connections == 0)
+    }
 }

@@ -102,7 +102,7 @@ import Testing
     func heldBytesInAllAreBounded() throws {
         let keys = try GrowingKeyLog()
         var limits = TLSDecryptionLimits()
-        limits.maxHeldBytesInAll = 64
+        limits.maxHeldBytesInMemory = 64
         let harness = Harness(keys: keys.source, limits: limits)
         Self.play(harness, between: [:])
         #expect(harness.inner.warnings.contains { $0.contains("passed 64 bytes held for all connections") },

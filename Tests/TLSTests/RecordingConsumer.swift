@@ -45,7 +45,7 @@ final class Harness {
     var layer: TLSDecryptingConsumer<RecordingConsumer>
     var sessions: [TLSSessionFacts] = []
     let id = ConnectionID(1)
-    let time = Timestamp(seconds: 1_700_000_000, nanoseconds: 0)
+    var time = Timestamp(seconds: 1_700_000_000, nanoseconds: 0)
 
     convenience init(keyLog: TLSKeyLog, limits: TLSDecryptionLimits = TLSDecryptionLimits()) {
         self.init(keys: TLSKeySource(keyLog: keyLog), limits: limits)
