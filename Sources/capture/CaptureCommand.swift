@@ -296,8 +296,8 @@ struct CaptureCommand: ParsableCommand {
         }
     }
 
-    /// The kernel buffer of an immediate-mode capture when -B is not given (see `openLive`).
-    static let immediateModeBufferSize = 32 << 20
+    /// The kernel buffer of a live capture when -B is not given (see `openLive`).
+    static let defaultBufferSize = 32 << 20
 
     private func openLive(_ name: String) throws -> CaptureHandle {
         var options = LiveOptions()
@@ -306,11 +306,12 @@ struct CaptureCommand: ParsableCommand {
         // Deliver packets as they come when a person is watching; batch them when writing to a file or pipe.
         options.immediate = (isatty(STDOUT_FILENO) == 1 || output.lineBuffered) && output.writeFile == nil
         control.apply(to: &options)
-        // Immediate mode makes libpcap use fixed frames sized for the largest packet (64 KiB and more with segmentation
-        // offload) instead of TPACKET_V3's packed blocks, so its 2 MiB default holds about 30 packets: one burst of a
-        // fast download overflowed it and the kernel dropped packets tcpdump beside it kept (`-- COMMAND` lost
-        // exchanges that way). Without -B, immediate mode gets room for about 500 such packets.
-        if options.immediate && options.bufferSize == nil { options.bufferSize = Self.immediateModeBufferSize }
+        // libpcap's 2 MiB default holds about 30 packets of a loopback or offloaded download (64 KiB each): in
+        // immediate mode's fixed frames, and in TPACKET_V3's blocks too while the decoder is busy on one burst. The
+        // kernel dropped packets tcpdump beside it kept, and a decrypted stream lost its record boundaries
+        // (`-- COMMAND` and `-i lo --keylog` both lost exchanges that way; docs/threads.md has the ladder). Without
+        // -B every live capture gets room for about 500 such packets.
+        if options.bufferSize == nil { options.bufferSize = Self.defaultBufferSize }
         var interface = name
         if let position = Int(name), position > 0, let interfaces = try? NetworkInterface.all(),
            position <= interfaces.count, !interfaces.contains(where: { $0.name == name }) {
