@@ -193,6 +193,19 @@ struct LinkLayerTests {
         }
     }
 
+    /// SLARP's fixed part (14 bytes) and a keepalive's optional uptime; shorter, or cut, is no message.
+    @Test func slarp() {
+        let keepalive: [UInt8] = [0, 0, 0, 2, 0, 0, 0, 0x1d, 0, 0, 0, 0x1c, 0xff, 0xff, 0x05, 0x97, 0x07, 0xc0]
+        keepalive.withUnsafeBytes { raw in
+            let message = SLARPMessage(payload: raw, length: raw.count)
+            #expect(message.code == 2 && message.first == 0x1d && message.second == 0x1c && message.reliability == 0xffff)
+            #expect(message.uptimeMilliseconds == 93_784_000)
+            let cut = SLARPMessage(payload: UnsafeRawBufferPointer(rebasing: raw[..<16]), length: 18)
+            #expect(cut.code == 2 && cut.uptimeMilliseconds == nil && cut.uptimeCut)
+            #expect(SLARPMessage(payload: UnsafeRawBufferPointer(rebasing: raw[..<12]), length: 12).code == nil)
+        }
+    }
+
     @Test func unsupportedLinkTypeIsNamed() {
         #expect(throws: PacketDecoder.UnsupportedLinkType.self) { try PacketDecoder(linkType: LinkType(rawValue: 147)) }
         do {

@@ -193,6 +193,11 @@ public struct PacketLineRenderer {
             let message = EthernetLoopbackMessage(payload: UnsafeRawBufferPointer(rebasing: frame[start...]),
                                                   length: packet.originalLength - packet.link.length)
             renderLoopback(message, to: &output)
+        case .other where packet.link.kind == .ciscoHDLC && packet.link.linkEtherType == 0x8035:
+            let start = min(packet.link.length, frame.count)
+            renderSLARP(SLARPMessage(payload: UnsafeRawBufferPointer(rebasing: frame[start...]),
+                                     length: packet.originalLength - packet.link.length),
+                        payload: UnsafeRawBufferPointer(rebasing: frame[start...]), to: &output)
         case .other where packet.link.kind == .ciscoHDLC:
             // print-chdlc.c names a type it has no printer for, unless -e already printed it.
             if options.linkHeader { return }
