@@ -54,6 +54,8 @@ public struct LinkHeader: Sendable {
     public var nflogFamily: UInt8 = 0
     /// PPP: the protocol field (0x0021 IPv4, 0x0057 IPv6, 0xc021 LCP, ...).
     public var pppProtocol: UInt16 = 0
+    /// Raw IP: the version nibble of the first byte (4 or 6, or another when the frame is no IP packet).
+    public var rawIPVersion: UInt8 = 0
     /// Cisco HDLC: the address byte (0x0f unicast, 0x8f broadcast).
     public var hdlcAddress: UInt8 = 0
     /// NULL/LOOP: the address family word (BSD numbering).

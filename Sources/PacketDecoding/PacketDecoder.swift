@@ -60,18 +60,13 @@ public struct PacketDecoder: Sendable {
                 header.source = MACAddress(rawValue: bytes.u64(12) >> 16)
             }
             try skipVLANTags(bytes, header: &header)
-        case .raw, .rawDLT12, .rawDLT14:
+        case .raw, .rawDLT12, .rawDLT14, .ipv4, .ipv6:
+            // The version nibble says what the packet is, on LINKTYPE_IPV4 and _IPV6 too (tcpdump's ip_print reads
+            // it the same way). Another version is no IP packet: no network layer, the version kept for the line.
             try need(bytes, 1, layer: .link, at: 0)
             let version = bytes[0] >> 4
-            guard version == 4 || version == 6 else {
-                throw DecodingError(layer: .link, kind: .malformed("raw IP packet with IP version \(version)"),
-                                    offset: 0, needed: 1, actual: bytes.count)
-            }
-            header = LinkHeader(kind: .rawIP, length: 0, etherType: version == 4 ? 0x0800 : 0x86dd)
-        case .ipv4:
-            header = LinkHeader(kind: .rawIP, length: 0, etherType: 0x0800)
-        case .ipv6:
-            header = LinkHeader(kind: .rawIP, length: 0, etherType: 0x86dd)
+            header = LinkHeader(kind: .rawIP, length: 0, etherType: version == 4 ? 0x0800 : version == 6 ? 0x86dd : 0)
+            header.rawIPVersion = version
         case .null, .loop:
             try need(bytes, 4, layer: .link, at: 0)
             // NULL holds the family in the capturing host's byte order, LOOP in network order.

@@ -108,6 +108,29 @@ struct LinkLayerTests {
         }
     }
 
+    /// Every raw-IP link type reads the version nibble (LINKTYPE_IPV6 carrying IPv4 is IPv4); a frame of another
+    /// version is no IP packet but no error either: no network layer, the version kept (tcpdump's `unknown ip 0`).
+    @Test(arguments: [LinkType.raw, .rawDLT12, .rawDLT14, .ipv4, .ipv6])
+    func rawLinkReadsTheVersionNibble(linkType: LinkType) throws {
+        try PcapFixture.publicFixture("tcpdump_LINKTYPE_RAW_ipv4.pcap").decode(0, as: linkType) { packet in
+            #expect(packet.udp?.payloadLength == 29)
+        }
+        let decoder = try PacketDecoder(linkType: linkType)
+        for first: UInt8 in [0x00, 0x50, 0xf0] {
+            let frame = [first] + [UInt8](repeating: 0, count: 39)
+            frame.withUnsafeBytes { raw in
+                let packet = decoder.decode(raw, timestamp: Timestamp(seconds: 0, subsecondNanoseconds: 0),
+                                            originalLength: frame.count)
+                #expect(packet.error == nil)
+                #expect(packet.link.rawIPVersion == first >> 4)
+                guard case .other(0) = packet.network else {
+                    Issue.record("\(linkType) version \(first >> 4): \(packet.network)")
+                    return
+                }
+            }
+        }
+    }
+
     /// macOS rvi interfaces label captures Ethernet but the frames start with the IP header.
     @Test func ethernetLabelledFrameStartingWithIP() throws {
         try PcapFixture.publicFixture("tcpdump_LINKTYPE_RAW_ipv4.pcap").decode(0, as: .ethernet) { packet in

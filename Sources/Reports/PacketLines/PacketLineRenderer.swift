@@ -205,6 +205,10 @@ public struct PacketLineRenderer {
             output.append(hexByte: UInt8(packet.link.linkEtherType >> 8))
             output.append(hexByte: UInt8(packet.link.linkEtherType & 0xff))
             output.append(")")
+        case .other where packet.link.kind == .rawIP:
+            // print-ip.c dispatches on the version nibble and names any other.
+            output.append("unknown ip ")
+            output.append(decimal: packet.link.rawIPVersion)
         case .other(let etherType):
             output.append("ethertype ")
             appendEtherTypeName(etherType, to: &output)
