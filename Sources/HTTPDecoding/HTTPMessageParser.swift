@@ -165,6 +165,12 @@ final class HTTPMessageParser {
     /// Warnings waiting for the next message of this direction (a gap between messages).
     var pendingWarnings: [HTTPWarning] = [] { didSet { pendingWarnings.keepWithin(limits.maxWarningsPerMessage) } }
     private(set) var messagesParsed = 0
+    /// Bytes that reached this parser but made no message (lines that start none, bad heads, what resync skipped,
+    /// a head cut short with too little to show), and when the first of them came: the connection shows them.
+    private(set) var unparsedBytes = 0
+    private(set) var firstUnparsed: Timestamp?
+    /// The resync budget ran out: every later byte of the direction is unparsed too.
+    private(set) var gaveUp = false
     /// During resync: whether the next byte starts a line; and how many bytes were scanned.
     private var atLineStart = true
     private var resyncScanned = 0
@@ -190,6 +196,16 @@ final class HTTPMessageParser {
     deinit {
         buffers?.giveBack(&buffer)
     }
+
+    /// Counts `count` bytes as read into no message (`unparsedBytes`).
+    func noteUnparsed(_ count: Int, at time: Timestamp) {
+        guard count > 0 else { return }
+        if firstUnparsed == nil { firstUnparsed = time }
+        unparsedBytes += count
+    }
+
+    /// The connection took the unparsed bytes into a warning on an exchange: they are not counted again.
+    func unparsedBytesReported() { unparsedBytes = 0 }
 
     // MARK: Input
 
@@ -351,6 +367,7 @@ final class HTTPMessageParser {
                     let problem = HTTPWarning.notAMessageStart(role, line: HTTPHeadParser.preview(buffer[0..<index]))
                     let fromThisCall = index + 1 - before
                     report(problem)
+                    noteUnparsed(index + 1, at: time)
                     startResync(atLineStart: true)
                     resyncScanned += index + 1
                     return used + fromThisCall
@@ -370,6 +387,7 @@ final class HTTPMessageParser {
             buffer.removeAll()
             scanFrom = 0
             pendingWarnings.append(.headOverLimit(role, limit: limits.maxHeadBytes))
+            noteUnparsed(skipped, at: time)
             startResync(atLineStart: false)
             resyncScanned += skipped
         }
@@ -447,6 +465,7 @@ final class HTTPMessageParser {
             parsed = try HTTPHeadParser.parse(buffer[0..<size], role: role)
         } catch {
             report(error.warning)
+            noteUnparsed(size, at: time)
             startResync(atLineStart: true)
             resyncScanned += size  // bad heads count against the resync budget too, so a flood of them ends
             return
@@ -587,17 +606,26 @@ final class HTTPMessageParser {
             if messagesParsed > 0 {
                 report(.noMessageAfterGap(role, scanned: limits.maxResyncScanBytes))
             }
+            noteUnparsed(buffer.count + bytes.count, at: time)
+            buffer.removeAll()
             phase = .opaque
+            gaveUp = true
             return bytes.count
         }
         if !atLineStart {
-            guard let newline = bytes.firstIndex(of: lf) else { resyncScanned += bytes.count; return bytes.count }
+            guard let newline = bytes.firstIndex(of: lf) else {
+                resyncScanned += bytes.count
+                noteUnparsed(bytes.count, at: time)
+                return bytes.count
+            }
             atLineStart = true
             resyncScanned += newline + 1
+            noteUnparsed(newline + 1, at: time)
             return newline + 1
         }
         guard let newline = bytes.firstIndex(of: lf) else {
             if buffer.count + bytes.count > 8192 {
+                noteUnparsed(buffer.count + bytes.count, at: time)
                 buffer.removeAll()
                 atLineStart = false
             } else {
@@ -622,6 +650,7 @@ final class HTTPMessageParser {
             _ = line.withUnsafeBytes { consumeHead($0, at: time) }
             resyncLineOffset = nil
         } else {
+            noteUnparsed(buffer.count + 1, at: time)
             buffer.removeAll()
         }
         return newline + 1
@@ -681,9 +710,11 @@ final class HTTPMessageParser {
                 pendingWarnings.append(.gapBeforeMessage(role, length: length))
             } else if !salvageCutHead(because: .gapInsideHead(role, length: length), at: time) {
                 pendingWarnings.append(.gapInsideHeadLost(role, length: length))
+                noteUnparsed(buffer.count, at: time)
             }
             startResync(atLineStart: true)
         case .resync:
+            noteUnparsed(buffer.count, at: time)
             buffer.removeAll()
             atLineStart = true
         }
@@ -712,11 +743,16 @@ final class HTTPMessageParser {
         case .head:
             if !buffer.isEmpty {
                 let problem = HTTPWarning.headCutShort(role, bytes: buffer.count, reason)
-                if !salvageCutHead(because: problem, at: time) { report(problem) }
+                if !salvageCutHead(because: problem, at: time) && !salvageCutRequestLine(reason, at: time) {
+                    report(problem)
+                    noteUnparsed(buffer.count, at: time)
+                }
             }
         case .holding:
             if !held.isEmpty || heldGap { releaseHeld(at: time) }
-        case .resync, .opaque, .afterRefusedTunnel:
+        case .resync:
+            noteUnparsed(buffer.count, at: time)
+        case .opaque, .afterRefusedTunnel:
             break
         }
         buffer.removeAll(keepingCapacity: true)
@@ -741,6 +777,41 @@ final class HTTPMessageParser {
         messagesParsed += 1
         finishMessage(at: time)
         return true
+    }
+
+    /// A request line the connection's end cut before its line end (`GET /`, then a reset): when it starts like one
+    /// (a method of capital letters, a space), the request is shown with the method and target as sent and the
+    /// version as far as it came, marked incomplete, as Suricata logs it. Returns false when it does not.
+    private func salvageCutRequestLine(_ reason: StreamEndReason, at time: Timestamp) -> Bool {
+        guard role == .request, delegate != nil, !buffer.contains(lf),
+              let line = Self.cutRequestLine(buffer[...]) else { return false }
+        let head = ParsedHead(startLine: .request(method: line.method, uri: line.target, version: line.version),
+                              headers: HTTPHeaders([]), anomalies: [])
+        guard let (message, _) = announce(head, size: buffer.count) else { return false }
+        message.warnings.append(.requestLineCutShort(bytes: buffer.count, reason))
+        message.complete = false
+        buffer.removeAll()
+        scanFrom = 0
+        self.message = message
+        messagesParsed += 1
+        finishMessage(at: time)
+        return true
+    }
+
+    /// The parts of a request line without its line end, when it starts like one: a method of 1 to 24 capital
+    /// letters (or `-`, `_`) and a space; the target up to the next space, the version after it as sent.
+    static func cutRequestLine(_ bytes: ArraySlice<UInt8>) -> (method: String, target: String, version: String)? {
+        guard let space = bytes.firstIndex(of: 0x20) else { return nil }
+        let method = bytes[bytes.startIndex..<space]
+        guard (1...24).contains(method.count),
+              method.allSatisfy({ (0x41...0x5a).contains($0) || $0 == 0x2d || $0 == 0x5f }) else { return nil }
+        let rest = bytes[(space + 1)...].drop { $0 == 0x20 }
+        let targetEnd = rest.firstIndex(of: 0x20) ?? rest.endIndex
+        let version = rest[targetEnd...].drop { $0 == 0x20 }
+        func text(_ part: ArraySlice<UInt8>) -> String {
+            String(decoding: part.map { $0 == cr ? 0x20 : $0 }, as: UTF8.self).trimmingASCIIWhitespace()
+        }
+        return (text(method), text(rest[..<targetEnd]), text(version))
     }
 
     /// The other side refused an upgrade: parse the held bytes as HTTP after all. The connection calls this after

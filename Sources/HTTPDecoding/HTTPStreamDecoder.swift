@@ -172,6 +172,10 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
                 responseSeenEnd = responseOffset
             }
         }
+        if parser.gaveUp {
+            parser.noteUnparsed(bytes.count, at: time)
+            return nil
+        }
         var read = 0
         // The parser returns early when it found something the connection must act on before it reads on.
         while read < bytes.count && found == nil {
@@ -183,6 +187,8 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
                 // Not HTTP from here on: after a refused CONNECT the client's bytes are counted, else dropped.
                 if direction == .clientToServer, let refusedTunnel, read < bytes.count {
                     _ = refusedTunnel.consume(direction, UnsafeRawBufferPointer(rebasing: bytes[read...]), at: time)
+                } else if parser.gaveUp {
+                    parser.noteUnparsed(bytes.count - read, at: time)
                 }
                 return nil
             }
@@ -457,10 +463,15 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
             self.refusedTunnel = nil
             refusedTunnel.close(at: time)
         }
-        // Trouble noticed in the response stream belongs to the first request left unanswered.
+        // Trouble noticed in the response stream belongs to the first request left unanswered, and so do the
+        // server's bytes that made no response (`<html>hi</html>` without a status line, after a cut request line).
         if let first = answering ?? waiting.first {
             first.warnings += responseParser.pendingWarnings
             responseParser.pendingWarnings = []
+            if responseParser.unparsedBytes > 0 {
+                first.warnings.append(.bytesNotParsed(.response, bytes: responseParser.unparsedBytes))
+                responseParser.unparsedBytesReported()
+            }
         }
         if let answering {
             self.answering = nil
@@ -472,6 +483,21 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
             emit(request: request, response: nil)
         }
         waiting.removeAll()
+        noticeUnparsedBytes()
+    }
+
+    /// Bytes either way that made no exchange and were not counted on one: one notice for the connection, so
+    /// nothing that reached the decoder goes unmentioned.
+    private func noticeUnparsedBytes() {
+        let clientBytes = requestParser.unparsedBytes, serverBytes = responseParser.unparsedBytes
+        guard clientBytes > 0 || serverBytes > 0 else { return }
+        let times = [requestParser.firstUnparsed, responseParser.firstUnparsed].compactMap { $0 }
+        guard let time = times.min() else { return }
+        requestParser.unparsedBytesReported()
+        responseParser.unparsedBytesReported()
+        sink.emit(.notice(ConnectionNotice(connection: id, client: client, server: server,
+                                           kind: .notParsedAsHTTP(clientBytes: clientBytes, serverBytes: serverBytes),
+                                           time: time)))
     }
 
     /// At most `maxWarningsPerMessage` warnings per message side, plus one that counts the rest.

@@ -426,6 +426,9 @@ public struct ConnectionNotice: Sendable, Hashable {
         /// A QUIC connection (HTTP/3 or another QUIC application): its version, the server name and ALPN its
         /// handshake shows (the client's offer, or the server's choice once decrypted), and whether keys were found.
         case quic(version: UInt32, serverName: String?, alpn: [String], keys: QUICKeys)
+        /// Bytes of a TCP connection that reached the HTTP/1.x decoder but made no exchange (not HTTP, or junk
+        /// after a failed parse), counted per direction; `time` is when the first of them came.
+        case notParsedAsHTTP(clientBytes: Int, serverBytes: Int)
     }
 
     /// Whether a QUIC connection's Handshake and 1-RTT packets could be read.

@@ -74,6 +74,12 @@ public enum HTTPWarning: Sendable, Hashable {
     case bodyCutShort(MessageRole, missing: Int, StreamEndReason)
     case chunkedBodyCutShort(MessageRole, StreamEndReason)
     case headCutShort(MessageRole, bytes: Int, StreamEndReason)
+    /// The request line itself was cut short (no line end before the connection or capture ended): the method and
+    /// target are shown as sent, the version as far as it came (empty when none).
+    case requestLineCutShort(bytes: Int, StreamEndReason)
+    /// Bytes of this side that reached the decoder but made no message (no status line, junk after a failed
+    /// parse), counted on the exchange left waiting for them.
+    case bytesNotParsed(MessageRole, bytes: Int)
     case bytesLostAwaitingUpgrade
     case bytesLostAwaitingConnectResponse
     case tooManyPendingRequests(limit: Int)

@@ -72,6 +72,10 @@ extension HTTPWarning: CustomStringConvertible {
             return "chunked \(role.name) body cut short when the connection \(reason.wording)"
         case .headCutShort(let role, let bytes, let reason):
             return "\(role.name) head cut short (\(bytes) bytes) when the connection \(reason.wording)"
+        case .requestLineCutShort(let bytes, let reason):
+            return "request line cut short (\(bytes) bytes, no line end) when the connection \(reason.wording)"
+        case .bytesNotParsed(let role, let bytes):
+            return "\(bytes) byte\(bytes == 1 ? "" : "s") from the \(role == .request ? "client" : "server") not parsed as HTTP"
         case .bytesLostAwaitingUpgrade: return "bytes lost while waiting for the upgrade response"
         case .bytesLostAwaitingConnectResponse: return "bytes lost while waiting for the CONNECT response"
         case .tooManyPendingRequests(let limit):

@@ -44,6 +44,10 @@ enum APIDocuments {
             QUICJSONRenderer.write(notice, into: &json)
             json.removeLast()
             json.append(","); json.key("id"); json.number(id); json.append("}")
+        case .notHTTP(let id, let notice):
+            NotHTTPJSONRenderer.write(notice, into: &json)
+            json.removeLast()
+            json.append(","); json.key("id"); json.number(id); json.append("}")
         case .webSocket(let id, let message, let kept):
             HTTPJSONRenderer.write(message, into: &json)
             json.removeLast()

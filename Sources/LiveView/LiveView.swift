@@ -54,6 +54,8 @@ public final class LiveView: Sendable {
             store.add(tls: facts)
         case .http(.notice(let notice)) where QUICJSONRenderer.isRecord(notice):
             store.add(quic: notice)  // as `--json` prints it: QUIC connections with a key log
+        case .http(.notice(let notice)) where NotHTTPJSONRenderer.isRecord(notice):
+            store.add(notHTTP: notice)  // as `--json` prints it: bytes that made no exchange
         case .http(.notice), .http(.warning):
             break
         }

@@ -80,6 +80,13 @@ public final class RecordStore: Sendable {
         }
     }
 
+    /// A connection's bytes that made no exchange (the notice `--json` prints as its `not_http` record).
+    public func add(notHTTP notice: ConnectionNotice) {
+        state.withLockedValue { state in
+            state.records.append(.notHTTP(id: append(in: &state), notice))
+        }
+    }
+
     private func remember(_ session: Session, of connection: ConnectionID, in state: inout State) {
         if state.sessions.updateValue(session, forKey: connection) == nil {
             state.sessionOrder.append(connection)
@@ -177,20 +184,22 @@ public enum StoredRecord: Sendable {
     case tls(id: Int, TLSSessionFacts)
     /// A QUIC connection's notice, as `--json` prints it (`QUICJSONRenderer`).
     case quic(id: Int, ConnectionNotice)
+    /// A connection's bytes that made no exchange, as `--json` prints it (`NotHTTPJSONRenderer`).
+    case notHTTP(id: Int, ConnectionNotice)
     /// The message's bytes cut to the limits, and what of them was kept.
     case webSocket(id: Int, WebSocketMessage, KeptBody)
 
     public var id: Int {
         switch self {
         case .exchange(let stored): stored.id
-        case .tls(let id, _), .quic(let id, _), .webSocket(let id, _, _): id
+        case .tls(let id, _), .quic(let id, _), .notHTTP(let id, _), .webSocket(let id, _, _): id
         }
     }
 
     var keptBytes: Int {
         switch self {
         case .exchange(let stored): stored.requestBody.keptBytes + stored.responseBody.keptBytes
-        case .tls, .quic: 0
+        case .tls, .quic, .notHTTP: 0
         case .webSocket(_, _, let kept): kept.keptBytes
         }
     }

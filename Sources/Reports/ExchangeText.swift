@@ -109,6 +109,14 @@ public enum ExchangeText {
         return bytes.count > count ? shown + " …" : shown
     }
 
+    /// A connection's bytes that made no exchange: `12 bytes not parsed as HTTP (12 from the client, 0 from the
+    /// server)`.
+    public static func notParsedAsHTTP(clientBytes: Int, serverBytes: Int) -> String {
+        let total = clientBytes + serverBytes
+        return "\(total) byte\(total == 1 ? "" : "s") not parsed as HTTP (\(clientBytes) from the client, "
+            + "\(serverBytes) from the server)"
+    }
+
     /// `v1`, `v2`, `draft-29`, or the number in hex.
     public static func quicVersion(_ version: UInt32) -> String {
         switch version {

@@ -132,6 +132,8 @@ public struct HTTPTextRenderer: Sendable {
             out += "  " + paint("(encrypted, not decoded)", .dim)
         case .http2Preface:
             out += paint("HTTP/2", .magenta) + " cleartext preface  " + paint("(HTTP/2 not decoded)", .dim)
+        case .notParsedAsHTTP(let clientBytes, let serverBytes):
+            out += paint(ExchangeText.notParsedAsHTTP(clientBytes: clientBytes, serverBytes: serverBytes), .yellow)
         case .quic(let version, let serverName, let alpn, let keys):
             out += paint("QUIC", .magenta) + " " + ExchangeText.quicVersion(version) + " "
             out += BodyPresentation.terminalSafe(serverName ?? "(no server name)")

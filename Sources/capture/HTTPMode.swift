@@ -127,6 +127,8 @@ final class HTTPOutputSink {
             if json, QUICJSONRenderer.isRecord(notice) {
                 // With a key log a QUIC connection gets an object on standard output, as a TLS one does.
                 QUICJSONRenderer.appendLine(for: notice, to: &text)
+            } else if json, NotHTTPJSONRenderer.isRecord(notice) {
+                NotHTTPJSONRenderer.appendLine(for: notice, to: &text)
             } else if json {
                 FileHandle.standardError.write(Data(renderer.render(notice).utf8))
             } else {
@@ -173,7 +175,7 @@ final class HTTPOutputSink {
     private func matchesHost(_ notice: ConnectionNotice) -> Bool {
         switch notice.kind {
         case .tls(let serverName, _), .quic(_, let serverName, _, _): return matchesHost(serverName: serverName)
-        case .http2Preface: return false
+        case .http2Preface, .notParsedAsHTTP: return false
         }
     }
 

@@ -147,6 +147,9 @@ enum KnownStatsDifferences {
         // tshark stops counting there.
         "body-gap.pcap", "response-lost.pcap", "request-lost.pcap", "pipelined-response-lost.pcap",
         "server-data-first.pcap",
+        // Tests/Fixtures/not-http: a request line cut short by a reset (`GET /`, no line end), which capture shows
+        // as an incomplete GET (issue 36) and tshark never counts as a request.
+        "request-line-reset.pcap",
     ]
     /// Status lines tshark reads differently, so neither count bounds the other: a four-digit status is its first
     /// three digits to tshark (1000 as 100 Continue), out-of-range ones are dropped. The server's own log is the

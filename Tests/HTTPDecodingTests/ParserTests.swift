@@ -210,11 +210,15 @@ import Testing
         #expect(notice.kind == .http2Preface)
     }
 
-    @Test func notHTTPStaysSilent() {
+    /// Not HTTP: no exchange, one notice with what each side sent (issue 36: nothing dropped unmentioned).
+    @Test func notHTTPGetsOneNoticeWithTheCounts() {
         var c = Conversation()
         c.client("SSH-2.0-OpenSSH_9.2\r\n")
         c.server("SSH-2.0-OpenSSH_9.2\r\n")
-        #expect(c.run().isEmpty)
+        let kinds = c.run().map { event -> ConnectionNotice.Kind? in
+            if case .notice(let notice) = event { notice.kind } else { nil }
+        }
+        #expect(kinds == [.notParsedAsHTTP(clientBytes: 21, serverBytes: 21)])
     }
 }
 

@@ -87,6 +87,12 @@ export class Row {
     this.quic = null;  // the QUIC connection's record (HTTP/3), when the server sent one
     this.complete = record.complete !== false;
     this.warned = Array.isArray(record.warnings) && record.warnings.length > 0;
+    if (record.not_http) {  // a connection's bytes that made no exchange: a row of its own, as the CLI's line
+      const total = (record.not_http.client_bytes ?? 0) + (record.not_http.server_bytes ?? 0);
+      this.status = `${total} bytes not parsed as HTTP (${record.not_http.client_bytes} from the client, ${record.not_http.server_bytes} from the server)`;
+      this.complete = false;
+      this.warned = true;
+    }
     this.search = [this.method, this.host, this.path, this.status, this.mime, record.client, record.server]
       .filter((part) => part != null).join(" ").toLowerCase();
   }
