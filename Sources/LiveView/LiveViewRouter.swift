@@ -1,5 +1,6 @@
 import Foundation
 import Reports
+import SystemSupport
 
 /// Answers one request: the guard first (Host, Origin, token), then the page's files and the API
 /// (docs/liveview.md). A value in, a value out, no I/O: the NIO handler does the talking, and the fuzz target
@@ -55,7 +56,7 @@ public struct LiveViewRouter: Sendable {
             guard let first = Int(since), first >= 0 else {
                 return .error(400, "since must be an exchange id (a whole number of 0 or more), not \"\(since)\"")
             }
-            return .download(HARWriter.document(store.exchanges(since: first).lazy.map(\.exchange)), filename: "capture.har",
+            return .download(HARWriter.document(store.exchanges(since: first).lazy.map(\.exchange), creatorVersion: TapKitVersion.current), filename: "capture.har",
                              type: "application/json; charset=utf-8")
         case ("GET", "/api/throughput"):
             return .json(APIDocuments.throughput(store.throughput))

@@ -14,7 +14,7 @@ public final class HARWriter {
     private var entries = 0
     private var finished = false
 
-    public init(path: String, creatorVersion: String = "0.1") throws(WriteError) {
+    public init(path: String, creatorVersion: String) throws(WriteError) {
         self.path = path
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
@@ -27,7 +27,7 @@ public final class HARWriter {
     /// The whole document for `exchanges`, in memory: the same bytes `init`, `add` and `finish` write to a file
     /// (the live view's HAR download).
     public static func document<Exchanges: Sequence<HTTPExchange>>(_ exchanges: Exchanges,
-                                                                   creatorVersion: String = "0.1") -> [UInt8] {
+                                                                   creatorVersion: String) -> [UInt8] {
         var output = TextOutput(fileDescriptor: -1, flushThreshold: Int.max)
         head(creatorVersion: creatorVersion, into: &output)
         var first = true

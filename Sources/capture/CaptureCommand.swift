@@ -79,7 +79,7 @@ struct CaptureCommand: ParsableCommand {
             Live capture needs root or: sudo setcap cap_net_raw,cap_net_admin=eip <path to capture>
             Exit status: 0 ok; 1 error (unreadable or broken capture, no permission); 2 bad filter; 64 bad usage.
             """,
-        version: "capture (TapKit) 0.2.0\n\(CaptureHandle.libraryVersion)")
+        version: "capture (TapKit) \(TapKitVersion.current)\n\(CaptureHandle.libraryVersion)")
 
     @OptionGroup var source: SourceOptions
     @OptionGroup var output: OutputOptions

@@ -7,6 +7,7 @@ import LiveView
 import PacketCapture
 import PacketDecoding
 import Reports
+import SystemSupport
 import TLS
 
 /// `--http`: the capture engine's events (HTTP/1.x exchanges, HTTP/2 streams, WebSocket messages, TLS sessions,
@@ -89,7 +90,7 @@ final class HTTPOutputSink {
                                            environment: ProcessInfo.processInfo.environment)
         renderer = HTTPTextRenderer(options: options)
         if let path = http.harFile {
-            do { har = try HARWriter(path: path) } catch {
+            do { har = try HARWriter(path: path, creatorVersion: TapKitVersion.current) } catch {
                 printError(error.description)
                 throw ExitCode(1)
             }

@@ -3,6 +3,7 @@ import Foundation
 import LinkConditioner
 import Logging
 import Sandbox
+import SystemSupport
 import Synchronization
 
 @main
@@ -16,7 +17,7 @@ struct Condition: AsyncParsableCommand {
             interface's ingress is redirected to. Built-in profiles can be overridden by name from \
             ~/.config/tapkit/profiles/ or --profiles DIR.
             """,
-        version: "condition (TapKit) 0.2.0",
+        version: "condition (TapKit) \(TapKitVersion.current)",
         subcommands: [List.self, Show.self, Apply.self, Off.self, Status.self, Plan.self, Doctor.self, Watchdog.self,
                       RunCommand.self, SandboxesCommand.self, ImportCommand.self, ExportCommand.self,
                       EngineCommand.self, SandboxEngineCommand.self]

@@ -51,7 +51,7 @@ struct HTTP3OutputTests {
         let exchanges = try Self.decoded()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("w25h-\(UUID().uuidString).har").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try HARWriter(path: path)
+        let writer = try HARWriter(path: path, creatorVersion: "test")
         exchanges.forEach(writer.add)
         try writer.finish()
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])

@@ -27,7 +27,7 @@ import Testing
         exchange.response?.headers = HTTPHeaders([("Set-Cookie", "b=2; Path=/")])
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-\(UUID().uuidString).har").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try HARWriter(path: path)
+        let writer = try HARWriter(path: path, creatorVersion: "test")
         writer.add(exchange)
         try writer.finish()
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])

@@ -182,7 +182,7 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
 
 @Suite struct HARTests {
     @Test func aHARFileThatCannotBeWrittenSaysSo() throws {
-        let writer = try HARWriter(path: "/dev/full")
+        let writer = try HARWriter(path: "/dev/full", creatorVersion: "test")
         writer.add(exampleExchange())
         let error = #expect(throws: HARWriter.WriteError.self) { try writer.finish() }
         #expect(error?.description == "cannot write /dev/full: No space left on device")
@@ -191,7 +191,7 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
     @Test func harIsValidAndComplete() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-\(UUID().uuidString).har").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try HARWriter(path: path)
+        let writer = try HARWriter(path: path, creatorVersion: "test")
         writer.add(exampleExchange())
         let png: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]
         writer.add(exampleExchange(request: Array("a=1&b=two+words".utf8), responseBody: png, contentType: "image/png"))
@@ -314,7 +314,7 @@ func exampleExchange(request requestBody: [UInt8] = [], responseBody: [UInt8] = 
     @Test func harWritesZeroAndSaysWhy() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-\(UUID().uuidString).har").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try HARWriter(path: path)
+        let writer = try HARWriter(path: path, creatorVersion: "test")
         writer.add(Self.nonNumeric)
         writer.add(Self.http09)
         try writer.finish()
