@@ -23,19 +23,56 @@ public struct LiveViewBinding: Sendable, Equatable {
     /// `ADDR:PORT`, `[V6]:PORT`, `ADDR`, `:PORT`, `PORT`, or `default` (or nothing) for the default address; nil when
     /// it is none of these.
     public init?(parsing text: String) {
-        if text.isEmpty || text == Self.defaultSpelling { self.init(); return }
+        guard case .success(let binding) = Self.parse(text) else { return nil }
+        self = binding
+    }
+
+    /// Why `text` is not a binding, in words for `--ui TEXT: ...`.
+    public struct ParseProblem: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public static func parse(_ text: String) -> Result<LiveViewBinding, ParseProblem> {
+        if text.isEmpty || text == defaultSpelling { return .success(LiveViewBinding()) }
         if text.allSatisfy(\.isASCIIDigit) {
-            guard let port = Int(text), port <= 65535 else { return nil }
-            self.init(port: port, portIsDefault: false)
-            return
+            return port(text).map { LiveViewBinding(port: $0, portIsDefault: false) }
         }
-        if let (name, port) = RequestGuard.split(authority: text), port <= 65535,
-           name.isEmpty || IPLiteral(name) != nil, !name.contains(":") || text.hasPrefix("[") {
-            self.init(address: name.isEmpty ? Self.defaultAddress : name, port: port, portIsDefault: false)
-            return
+        let bracketed = text.hasPrefix("[")
+        if let close = bracketed ? text.firstIndex(of: "]") : nil, text.index(after: close) == text.endIndex {
+            return address(String(text.dropFirst().dropLast())).map { LiveViewBinding(address: $0) }
         }
-        let bare = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
-        guard IPLiteral(bare) != nil else { return nil }
-        self.init(address: bare)
+        // One colon, or a bracketed IPv6 literal before it, separates a port; more colons unbracketed are IPv6 alone.
+        let colon = bracketed ? text.firstIndex(of: "]").flatMap { text[$0...].firstIndex(of: ":") }
+                              : (text.filter { $0 == ":" }.count == 1 ? text.firstIndex(of: ":") : nil)
+        guard let colon else {
+            return address(text).map { LiveViewBinding(address: $0) }
+        }
+        var name = String(text[..<colon])
+        if bracketed {
+            guard name.hasSuffix("]") else { return .failure(ParseProblem(description: "\(text) is not an address and port")) }
+            name = String(name.dropFirst().dropLast())
+        }
+        let portText = String(text[text.index(after: colon)...])
+        guard !portText.isEmpty else { return .failure(ParseProblem(description: "no port after the colon")) }
+        switch (name.isEmpty ? .success(defaultAddress) : address(name), port(portText)) {
+        case (.failure(let problem), _), (_, .failure(let problem)): return .failure(problem)
+        case (.success(let address), .success(let port)):
+            return .success(LiveViewBinding(address: address, port: port, portIsDefault: false))
+        }
+    }
+
+    private static func port(_ text: String) -> Result<Int, ParseProblem> {
+        guard text.count <= 5, text.allSatisfy(\.isASCIIDigit), let port = Int(text), port <= 65535 else {
+            return .failure(ParseProblem(description: "\(text) is not a port (0 to 65535; 0 lets the kernel choose)"))
+        }
+        return .success(port)
+    }
+
+    private static func address(_ text: String) -> Result<String, ParseProblem> {
+        guard IPLiteral(text) != nil else {
+            return .failure(ParseProblem(description: "\(text) is not an address written as digits (names are not "
+                                         + "looked up: 127.0.0.1 or [::1] is this machine, 0.0.0.0 or [::] every interface)"))
+        }
+        return .success(text)
     }
 }

@@ -3,6 +3,9 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The live view's HTTP and WebSocket server (swift-nio): one event loop, a small thread pool for the router, at most
 /// `clientConnections` connections, request heads and bodies bounded, idle connections closed, WebSocket upgrades
@@ -60,12 +63,27 @@ public final class LiveViewServer: Sendable {
             try? pool.syncShutdownGracefully()
             let ports = last > binding.port ? "ports \(binding.port)-\(last)" : "port \(binding.port)"
             throw StartError(description: "cannot serve the live view on \(binding.address) \(ports): "
-                             + "\(lastError.map { "\($0)" } ?? "no port tried"); give another with --ui ADDR:PORT")
+                             + Self.bindFailure(lastError, port: binding.port))
         }
         channel = bound
         address = binding.address
         self.port = bound.localAddress?.port ?? port
         router.requestGuard.listening(on: self.port)
+    }
+
+    /// A bind error in words, with what to do; NIO's own text is `bind(descriptor:ptr:bytes:): ... (errno: 98)`.
+    static func bindFailure(_ error: Error?, port: Int) -> String {
+        switch (error as? IOError)?.errnoCode {
+        case EADDRINUSE?:
+            return "another program is listening there (`ss -ltnp 'sport = :\(port)'` names it); "
+                + "give another port with --ui PORT, or --ui 0 for any free one"
+        case EADDRNOTAVAIL?:
+            return "no interface of this machine has that address (`ip -br address` lists them); give one with --ui ADDR:PORT"
+        case EACCES?:
+            return "ports below 1024 need root or CAP_NET_BIND_SERVICE; give a port above 1023 with --ui PORT"
+        default:
+            return "\(error.map { "\($0)" } ?? "no port tried"); give another with --ui ADDR:PORT"
+        }
     }
 
     private static func configure(_ channel: Channel, router: LiveViewRouter, pool: NIOThreadPool,

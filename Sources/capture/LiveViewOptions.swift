@@ -19,8 +19,9 @@ struct LiveViewOptions: ParsableArguments {
 
     func validate(statsOrFollow: String?) throws {
         guard let ui else { return }
-        guard LiveViewBinding(parsing: ui) != nil else {
-            throw ValidationError("--ui \(ui): give an address and port like 127.0.0.1:8383 or [::1]:8383, a port, or nothing.")
+        if case .failure(let problem) = LiveViewBinding.parse(ui) {
+            throw ValidationError("--ui \(ui): \(problem); give an address and port like 127.0.0.1:8383 or [::1]:8383, "
+                                  + "a port, or nothing.")
         }
         if let mode = statsOrFollow {
             throw ValidationError("--ui shows exchanges (the --http view); it cannot be combined with \(mode).")
@@ -38,7 +39,7 @@ struct LiveViewOptions: ParsableArguments {
         }
         var result = Array(arguments[..<position])
         var rest = Array(arguments[(position + 1)...])
-        if let next = rest.first, !next.hasPrefix("-"), !next.isEmpty, looksLikeAddress(next) {
+        if let next = rest.first, !next.hasPrefix("-"), !next.isEmpty, meantAsAddress(next) {
             result.append("--ui=\(next)")
             rest.removeFirst()
         } else {
@@ -49,9 +50,12 @@ struct LiveViewOptions: ParsableArguments {
         return result
     }
 
-    /// A port, `ADDR:PORT`, `[V6]:PORT` or an address literal; not a filter word such as `tcp` or `port`.
-    private static func looksLikeAddress(_ word: String) -> Bool {
-        LiveViewBinding(parsing: word) != nil
+    /// A port, `ADDR:PORT`, `[V6]:PORT` or an address literal, or a word written as one of them that is wrong
+    /// (`99999`, `localhost:8080`, `localhost`), which `validate` then names; never a filter word such as `tcp` or
+    /// `port`. No filter starts with a number, a colon, a bracket or `localhost`, so none is taken from the filter.
+    private static func meantAsAddress(_ word: String) -> Bool {
+        LiveViewBinding(parsing: word) != nil || word == "localhost" || word.contains(":") || word.hasPrefix("[")
+            || word.allSatisfy { ("0"..."9").contains($0) || $0 == "." }
     }
 }
 

@@ -96,4 +96,29 @@ import TestSupport
         running.interrupt()
         #expect(running.waitForExit(seconds: 5) == 0)
     }
+
+    /// A value written as an address or port that is wrong is named, never taken as the start of the filter
+    /// (`--ui 99999` once ended "bad filter expression '99999'"), and a taken port says who to ask (issue 36).
+    @Test func badAddressesAndATakenPortAreNamed() throws {
+        let file = TestEnvironment.fixtures.appendingPathComponent("http-sample.pcap").path
+        let capture = TestEnvironment.executable("capture").path
+        for (value, words) in [("99999", "99999 is not a port"), ("localhost", "localhost is not an address written as digits"),
+                               ("localhost:8080", "localhost is not an address"), ("127.0.0.1:", "no port after the colon"),
+                               ("1.2.3.4:70000", "70000 is not a port")] {
+            let result = try run(capture, ["-r", file, "--ui", value])
+            #expect(result.status != 0, "--ui \(value)")
+            #expect(result.stderrText.contains("--ui \(value): \(words)"), "--ui \(value): \(result.stderrText)")
+            #expect(!result.stderrText.contains("bad filter expression"), "--ui \(value): \(result.stderrText)")
+        }
+        // A filter after a bare --ui is still a filter.
+        let filtered = try RunningCapture(["-r", file, "--ui", "tcp", "port", "80"])
+        defer { filtered.kill() }
+        let url = try filtered.url()
+        let taken = try run(capture, ["-r", file, "--ui", "127.0.0.1:\(url.port)"])
+        #expect(taken.status != 0)
+        #expect(taken.stderrText.contains("cannot serve the live view on 127.0.0.1 port \(url.port): another program is listening there"),
+                "\(taken.stderrText)")
+        #expect(taken.stderrText.contains("--ui PORT"), "\(taken.stderrText)")
+        #expect(!taken.stderrText.contains("errno"), "\(taken.stderrText)")
+    }
 }
