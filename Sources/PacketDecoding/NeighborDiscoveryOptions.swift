@@ -1,4 +1,4 @@
-/// The options after an ICMPv6 neighbour solicitation or advertisement (RFC 4861 section 4.6), walked as tcpdump's
+/// The options after an ICMPv6 neighbour discovery message (RFC 4861 section 4.6), walked as tcpdump's
 /// icmp6_opt_print walks them: type, length in units of 8 bytes, and the bytes after the two-byte option header.
 /// Stops at a zero length (malformed) or an option that runs past the captured bytes; `cut` then says so.
 public struct NeighborDiscoveryOptions: Sequence, IteratorProtocol {
@@ -16,10 +16,12 @@ public struct NeighborDiscoveryOptions: Sequence, IteratorProtocol {
     /// Whether the walk stopped at a malformed or cut option (tcpdump then prints `[|icmp6]`).
     public private(set) var cut = false
 
-    /// The options of a neighbour solicitation or advertisement: after its 24-byte fixed part.
+    /// The options of a neighbour solicitation or advertisement (after its 24-byte fixed part) or a router
+    /// solicitation (after 8 bytes).
     public init(of message: ICMPMessage) {
-        bytes = message.body.slice(16)
-        remaining = message.length - 24
+        let fixedLength = message.type == 133 ? 8 : 24
+        bytes = message.body.slice(fixedLength - 8)
+        remaining = message.length - fixedLength
     }
 
     public mutating func next() -> Option? {

@@ -125,3 +125,31 @@ struct NetworkLayerTests {
         }
     }
 }
+
+/// MLDv2 reports (Tests/Fixtures/printer/mldv2-ndp.pcap): the group records, their sources, and a record the
+/// capture cut.
+@Suite struct MLDv2ReportTests {
+    static let fixture = TestEnvironment.fixtures.appendingPathComponent("printer/mldv2-ndp.pcap")
+
+    @Test func recordsAndSources() throws {
+        let capture = try PcapFixture(Self.fixture)
+        try capture.decode(1) { packet in
+            guard case .icmpv6(let message) = packet.transport else { Issue.record("no ICMPv6"); return }
+            let report = MLDv2Report(message)
+            #expect(report.recordCount == 2)
+            let first = try #require(report.record(at: 0))
+            #expect(first.type == 4 && first.sourceCount == 0 && first.end == 20)
+            let second = try #require(report.record(at: first.end))
+            #expect(second.type == 3 && second.sourceCount == 2)
+            #expect(report.source(at: second.sourcesOffset + 16) == .v6(high: 0xfe80_0000_0000_0000, low: 2))
+            #expect(second.end == report.length)
+        }
+        try capture.decode(6) { packet in  // the same report, its last 10 bytes not captured
+            guard case .icmpv6(let message) = packet.transport else { Issue.record("no ICMPv6"); return }
+            let report = MLDv2Report(message)
+            let second = try #require(report.record(at: 20))
+            #expect(report.source(at: second.sourcesOffset) != nil)
+            #expect(report.source(at: second.sourcesOffset + 16) == nil)
+        }
+    }
+}

@@ -30,7 +30,14 @@ extension PacketLineRenderer {
                 if appendNeighborDiscoveryOptions(message, to: &output) { output.append(" [|icmp6]") }
                 return
             }
-        case 133: output.append("router solicitation")
+        case 133:
+            output.append("router solicitation")
+            if options.verbosity > 0 {  // print-icmp6.c: the length, then the options
+                output.append(", length ")
+                output.append(decimal: message.length)
+                if appendNeighborDiscoveryOptions(message, to: &output) { output.append(" [|icmp6]") }
+                return
+            }
         case 134: output.append("router advertisement")
         case 1: output.append("destination unreachable")
         case 2: output.append("packet too big")
@@ -39,6 +46,10 @@ extension PacketLineRenderer {
             output.append("multicast listener report v2, ")
             output.append(decimal: message.sequence)  // the number of group records
             output.append(" group record(s)")
+            if options.verbosity > 0 {  // the records instead of the length
+                appendMLDv2Records(message, to: &output)
+                return
+            }
         default:
             output.append("type ")
             output.append(decimal: message.type)
