@@ -69,11 +69,17 @@ public final class CaptureHandle: @unchecked Sendable {
     /// Classic pcap files have a 24-byte header and 16-byte records, so offsets can be counted even on a pipe.
     private let isClassicPcap: Bool
     public private(set) var packetsRead = 0
+    /// Whether `makeWriter` writes nanosecond timestamps: a classic pcap file's own precision (its magic), else
+    /// microseconds as tcpdump writes them, unless set (`--time-stamp-precision nano`). Packets are always read in
+    /// nanoseconds.
+    public var savesNanoseconds: Bool
     /// The stdio buffer of a file we opened ourselves; freed after pcap_close has closed the file.
     private let fileBuffer: UnsafeMutableRawPointer?
 
-    private init(pcap: OpaquePointer, source: String, isLive: Bool, fileBuffer: UnsafeMutableRawPointer? = nil) {
+    private init(pcap: OpaquePointer, source: String, isLive: Bool, fileBuffer: UnsafeMutableRawPointer? = nil,
+                 fileIsNanosecond: Bool = false) {
         self.pcap = pcap
+        self.savesNanoseconds = fileIsNanosecond
         self.source = source
         self.isLive = isLive
         self.fileBuffer = fileBuffer
@@ -106,12 +112,15 @@ public final class CaptureHandle: @unchecked Sendable {
         }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: fileBufferSize, alignment: 64)
         setvbuf(file, buffer.assumingMemoryBound(to: CChar.self), _IOFBF, fileBufferSize)
+        // The magic, read without moving the stream (pread fails harmlessly on a pipe: microseconds then).
+        var magic: UInt32 = 0
+        let nanosecond = pread(fileno(file), &magic, 4, 0) == 4 && (magic == 0xa1b2_3c4d || magic == 0x4d3c_b2a1)
         guard let pcap = pcap_fopen_offline_with_tstamp_precision(file, precision, &errorBuffer) else {
             fclose(file)
             buffer.deallocate()
             throw .openFailed(source: path, message: string(errorBuffer))
         }
-        return CaptureHandle(pcap: pcap, source: path, isLive: false, fileBuffer: buffer)
+        return CaptureHandle(pcap: pcap, source: path, isLive: false, fileBuffer: buffer, fileIsNanosecond: nanosecond)
     }
 
     /// Opens and activates a live capture on `interface` (`any` for all).
@@ -287,31 +296,46 @@ public final class CaptureHandle: @unchecked Sendable {
         return offset >= 0 ? Int64(offset) : nil
     }
 
-    /// Opens a pcap writer whose link type, snap length and timestamp precision follow this handle.
+    /// Opens a pcap writer whose link type and snap length follow this handle, and its timestamps
+    /// `savesNanoseconds`. libpcap's dumper takes the precision of the handle it is opened on, so it is opened on a
+    /// dead one of the precision wanted.
     public func makeWriter(path: String) throws(CaptureError) -> PacketWriter {
-        guard let dumper = pcap_dump_open(pcap, path) else {
-            throw .writeFailed(path: path, message: String(cString: pcap_geterr(pcap)))
+        let precision = UInt32(savesNanoseconds ? PCAP_TSTAMP_PRECISION_NANO : PCAP_TSTAMP_PRECISION_MICRO)
+        guard let template = pcap_open_dead_with_tstamp_precision(pcap_datalink(pcap), pcap_snapshot(pcap), precision) else {
+            throw .writeFailed(path: path, message: "libpcap could not make a writer")
         }
-        return PacketWriter(dumper: dumper, path: path)
+        guard let dumper = pcap_dump_open(template, path) else {
+            let message = String(cString: pcap_geterr(template))
+            pcap_close(template)
+            throw .writeFailed(path: path, message: message)
+        }
+        return PacketWriter(dumper: dumper, template: template, path: path, nanoseconds: savesNanoseconds)
     }
 }
 
 /// Writes packets to a pcap file (`-` for standard output). Flushed and closed when it goes away.
 public final class PacketWriter {
     private let dumper: OpaquePointer
+    private let template: OpaquePointer
+    private let nanoseconds: Bool
     public let path: String
 
-    fileprivate init(dumper: OpaquePointer, path: String) {
+    fileprivate init(dumper: OpaquePointer, template: OpaquePointer, path: String, nanoseconds: Bool) {
         self.dumper = dumper
+        self.template = template
         self.path = path
+        self.nanoseconds = nanoseconds
     }
 
-    deinit { pcap_dump_close(dumper) }
+    deinit {
+        pcap_dump_close(dumper)
+        pcap_close(template)
+    }
 
     public func write(_ packet: CapturedPacket) {
         var header = pcap_pkthdr()
         header.ts.tv_sec = Int(packet.timestamp.seconds)
-        header.ts.tv_usec = Int(packet.timestamp.nanoseconds)
+        header.ts.tv_usec = Int(nanoseconds ? packet.timestamp.nanoseconds : packet.timestamp.nanoseconds / 1000)
         header.caplen = UInt32(packet.bytes.count)
         header.len = UInt32(packet.originalLength)
         guard let base = packet.bytes.baseAddress else { return }

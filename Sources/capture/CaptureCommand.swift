@@ -168,7 +168,8 @@ struct CaptureCommand: ParsableCommand {
         if tlsOptions.keyLogFile != nil && !output.http && !statsOptions.stats && !(output.writeFile?.hasSuffix(".pcapng") ?? false) {
             throw ValidationError("--keylog decrypts TLS for the HTTP view (--http) and --stats, or embeds its secrets in -w FILE.pcapng.")
         }
-        if output.writeFile != nil && !output.http, let flag = output.json ? "--json" : lineOptions.firstGiven ?? verboseFlag {
+        if output.writeFile != nil && !output.http,
+           let flag = output.json ? "--json" : lineOptions.firstGiven(besidesPrecision: true) ?? verboseFlag {
             throw ValidationError("-w writes packets to a file instead of printing them, so \(flag) would do nothing; leave it out.")
         }
     }
@@ -208,6 +209,7 @@ struct CaptureCommand: ParsableCommand {
         } else {
             handle = try openLive(command?.interface ?? source.interface!)
         }
+        if lineOptions.timestampPrecision == .nano { handle.savesNanoseconds = true }
         if let filter = try source.filter ?? control.filterFromFile() { try handle.setFilter(filter) }
         // Writing copies frames unchanged, so any link type can be saved; printing needs a decoder.
         let decoder = output.writeFile == nil ? try PacketDecoder(linkType: handle.linkType) : nil

@@ -36,9 +36,12 @@ struct PacketLineOptions: ParsableArguments {
     var numbered = false
 
     /// The first flag given, for messages that refuse them.
-    var firstGiven: String? {
+    var firstGiven: String? { firstGiven(besidesPrecision: false) }
+
+    /// `--time-stamp-precision` also chooses -w's timestamps (as tcpdump's does), so -w refuses only the others.
+    func firstGiven(besidesPrecision: Bool) -> String? {
         if timestampFlags > 0 { return "-" + String(repeating: "t", count: timestampFlags) }
-        if timestampPrecision != nil { return "--time-stamp-precision" }
+        if timestampPrecision != nil && !besidesPrecision { return "--time-stamp-precision" }
         if hexFlags > 0 { return "-" + String(repeating: "x", count: hexFlags) }
         if hexAndASCIIFlags > 0 { return "-" + String(repeating: "X", count: hexAndASCIIFlags) }
         if asciiFlags > 0 { return "-" + String(repeating: "A", count: asciiFlags) }
