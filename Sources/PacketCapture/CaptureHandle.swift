@@ -69,9 +69,10 @@ public final class CaptureHandle: @unchecked Sendable {
     /// Classic pcap files have a 24-byte header and 16-byte records, so offsets can be counted even on a pipe.
     private let isClassicPcap: Bool
     public private(set) var packetsRead = 0
-    /// Whether `makeWriter` writes nanosecond timestamps: a classic pcap file's own precision (its magic), else
-    /// microseconds as tcpdump writes them, unless set (`--time-stamp-precision nano`). Packets are always read in
-    /// nanoseconds.
+    /// Whether `makeWriter` writes nanosecond timestamps: microseconds for a microsecond pcap (its magic) and a live
+    /// capture, as tcpdump writes them; nanoseconds for a nanosecond pcap, and for pcapng or a pipe, whose
+    /// resolution is not known before reading, so nothing read is lost; set by `--time-stamp-precision nano`.
+    /// Packets are always read in nanoseconds.
     public var savesNanoseconds: Bool
     /// The stdio buffer of a file we opened ourselves; freed after pcap_close has closed the file.
     private let fileBuffer: UnsafeMutableRawPointer?
@@ -104,7 +105,7 @@ public final class CaptureHandle: @unchecked Sendable {
             guard let pcap = pcap_open_offline_with_tstamp_precision(path, precision, &errorBuffer) else {
                 throw .openFailed(source: path, message: string(errorBuffer))
             }
-            return CaptureHandle(pcap: pcap, source: path, isLive: false)
+            return CaptureHandle(pcap: pcap, source: path, isLive: false, fileIsNanosecond: true)
         }
         // What pcap_open_offline does, plus a large stdio buffer set before the first read.
         guard let file = fopen(path, "rb") else {
@@ -112,15 +113,15 @@ public final class CaptureHandle: @unchecked Sendable {
         }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: fileBufferSize, alignment: 64)
         setvbuf(file, buffer.assumingMemoryBound(to: CChar.self), _IOFBF, fileBufferSize)
-        // The magic, read without moving the stream (pread fails harmlessly on a pipe: microseconds then).
+        // The magic, read without moving the stream (pread fails harmlessly on a pipe).
         var magic: UInt32 = 0
-        let nanosecond = pread(fileno(file), &magic, 4, 0) == 4 && (magic == 0xa1b2_3c4d || magic == 0x4d3c_b2a1)
+        let microsecond = pread(fileno(file), &magic, 4, 0) == 4 && (magic == 0xa1b2_c3d4 || magic == 0xd4c3_b2a1)
         guard let pcap = pcap_fopen_offline_with_tstamp_precision(file, precision, &errorBuffer) else {
             fclose(file)
             buffer.deallocate()
             throw .openFailed(source: path, message: string(errorBuffer))
         }
-        return CaptureHandle(pcap: pcap, source: path, isLive: false, fileBuffer: buffer, fileIsNanosecond: nanosecond)
+        return CaptureHandle(pcap: pcap, source: path, isLive: false, fileBuffer: buffer, fileIsNanosecond: !microsecond)
     }
 
     /// Opens and activates a live capture on `interface` (`any` for all).

@@ -31,6 +31,13 @@ struct WritePrecisionTests {
         let nanoLines = { (path: String) in try tcpdump(["--time-stamp-precision", "nano", "-tt", "-n", "-r", path]).stdoutText }
         #expect(try nanoLines(again) == nanoLines(nano))
         #expect(try nanoLines(nano) == nanoLines(input))
+        // pcapng's resolution is not known before reading: nanoseconds, so nothing read is lost.
+        let pcapng = temporaryPath(".pcapng"), fromPcapng = temporaryPath(".pcap")
+        defer { for path in [pcapng, fromPcapng] { try? FileManager.default.removeItem(atPath: path) } }
+        #expect(try capture(["-r", nano, "-w", pcapng]).status == 0)
+        #expect(try capture(["-r", pcapng, "-w", fromPcapng]).status == 0)
+        #expect(try Self.magic(fromPcapng) == "4d3cb2a1")
+        #expect(try nanoLines(fromPcapng) == nanoLines(nano))
         // -w still refuses the flags that only shape printed lines.
         #expect(try capture(["-r", input, "-e", "-w", micro]).status != 0)
     }
