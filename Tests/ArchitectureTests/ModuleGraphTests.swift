@@ -56,6 +56,26 @@ import Testing
         }
     }
 
+    /// Scripts/fuzz compiles the modules of Fuzz/modules in its order: each module's imports of this package (C
+    /// modules aside: they are headers on the search path) must come before it, or the fuzz targets do not link
+    /// (TLS once imported SystemSupport, which the list lacked).
+    @Test func fuzzModulesListEveryImportFirst() throws {
+        let graph = try Self.imports()
+        let list = try String(contentsOf: Self.sources.deletingLastPathComponent().appendingPathComponent("Fuzz/modules"),
+                              encoding: .utf8)
+        let modules = list.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") && !$0.hasPrefix("swiftpm ") }
+        let swiftModules = graph.keys.filter { name in
+            FileManager.default.enumerator(atPath: Self.sources.appendingPathComponent(name).path)?
+                .contains { ($0 as? String)?.hasSuffix(".swift") == true } ?? false
+        }
+        for (position, module) in modules.enumerated() {
+            for name in (graph[module] ?? []).sorted() where swiftModules.contains(name) {
+                #expect(modules[..<position].contains(name), "Fuzz/modules: \(module) imports \(name), which must come before it")
+            }
+        }
+    }
+
     @Test func importsPointDownOnly() throws {
         let graph = try Self.imports()
         for (module, imported) in graph.sorted(by: { $0.key < $1.key }) {
