@@ -35,34 +35,24 @@ public struct LiveViewBinding: Sendable, Equatable {
     public static func parse(_ text: String) -> Result<LiveViewBinding, ParseProblem> {
         if text.isEmpty || text == defaultSpelling { return .success(LiveViewBinding()) }
         if text.allSatisfy(\.isASCIIDigit) {
-            return port(text).map { LiveViewBinding(port: $0, portIsDefault: false) }
+            return port(text[...]).map { LiveViewBinding(port: $0, portIsDefault: false) }
         }
-        let bracketed = text.hasPrefix("[")
-        if let close = bracketed ? text.firstIndex(of: "]") : nil, text.index(after: close) == text.endIndex {
-            return address(String(text.dropFirst().dropLast())).map { LiveViewBinding(address: $0) }
+        guard let parts = AuthorityParts(text) else {
+            return .failure(ParseProblem(description: "\(text) is not an address and port"))
         }
-        // One colon, or a bracketed IPv6 literal before it, separates a port; more colons unbracketed are IPv6 alone.
-        let colon = bracketed ? text.firstIndex(of: "]").flatMap { text[$0...].firstIndex(of: ":") }
-                              : (text.filter { $0 == ":" }.count == 1 ? text.firstIndex(of: ":") : nil)
-        guard let colon else {
-            return address(text).map { LiveViewBinding(address: $0) }
+        guard let portText = parts.port else {
+            return address(String(parts.name)).map { LiveViewBinding(address: $0) }
         }
-        var name = String(text[..<colon])
-        if bracketed {
-            guard name.hasSuffix("]") else { return .failure(ParseProblem(description: "\(text) is not an address and port")) }
-            name = String(name.dropFirst().dropLast())
-        }
-        let portText = String(text[text.index(after: colon)...])
         guard !portText.isEmpty else { return .failure(ParseProblem(description: "no port after the colon")) }
-        switch (name.isEmpty ? .success(defaultAddress) : address(name), port(portText)) {
+        switch (parts.name.isEmpty ? .success(defaultAddress) : address(String(parts.name)), port(portText)) {
         case (.failure(let problem), _), (_, .failure(let problem)): return .failure(problem)
         case (.success(let address), .success(let port)):
             return .success(LiveViewBinding(address: address, port: port, portIsDefault: false))
         }
     }
 
-    private static func port(_ text: String) -> Result<Int, ParseProblem> {
-        guard text.count <= 5, text.allSatisfy(\.isASCIIDigit), let port = Int(text), port <= 65535 else {
+    private static func port(_ text: Substring) -> Result<Int, ParseProblem> {
+        guard let port = AuthorityParts.port(text) else {
             return .failure(ParseProblem(description: "\(text) is not a port (0 to 65535; 0 lets the kernel choose)"))
         }
         return .success(port)

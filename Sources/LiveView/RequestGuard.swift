@@ -67,8 +67,9 @@ public struct RequestGuard: Sendable {
     /// on, or (when listening on every address, which the user asked for) any address literal; never another name,
     /// since a name is what a rebinding attack controls.
     func allows(host: String) -> Bool {
-        guard let (name, port) = Self.split(authority: host), port != 0, port == self.port else { return false }
-        let lowered = name.lowercased()
+        guard let parts = AuthorityParts(host), let port = parts.port.flatMap(AuthorityParts.port), port != 0,
+              port == self.port else { return false }
+        let lowered = parts.name.lowercased()
         if lowered == "localhost" { return true }
         guard let literal = IPLiteral(lowered) else { return false }
         if literal.isLoopback { return true }
@@ -77,24 +78,38 @@ public struct RequestGuard: Sendable {
         }
         return false
     }
+}
 
-    /// `name:port` or `[v6]:port` into the name (brackets removed) and the port.
-    static func split(authority: String) -> (String, Int)? {
-        let name: Substring, portText: Substring
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            name = authority[authority.index(after: authority.startIndex)..<close]
-            let rest = authority[authority.index(after: close)...]
-            guard rest.first == ":" else { return nil }
-            portText = rest.dropFirst()
+/// An authority as written: `NAME:PORT`, `[V6]:PORT`, `NAME`, `[V6]`, or a bare IPv6 literal (more than one colon
+/// and no brackets, so no port). Used for `Host:` and for `--ui ADDR:PORT`, so both read an address the same way.
+struct AuthorityParts {
+    /// Without brackets.
+    let name: Substring
+    /// What follows the colon, as written (not checked).
+    let port: Substring?
+
+    /// nil when a bracket is not closed, or something other than `:PORT` follows it.
+    init?(_ text: String) {
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            name = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.isEmpty || rest.first == ":" else { return nil }
+            port = rest.isEmpty ? nil : rest.dropFirst()
+        } else if let colon = text.firstIndex(of: ":"), text[text.index(after: colon)...].firstIndex(of: ":") == nil {
+            name = text[..<colon]
+            port = text[text.index(after: colon)...]
         } else {
-            guard let colon = authority.lastIndex(of: ":") else { return nil }
-            name = authority[..<colon]
-            portText = authority[authority.index(after: colon)...]
+            name = text[...]
+            port = nil
         }
-        guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(\.isASCIIDigit), let port = Int(portText)
+    }
+
+    /// A port written as 1 to 5 digits, 0 to 65535.
+    static func port(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.count <= 5, text.allSatisfy(\.isASCIIDigit), let port = Int(text), port <= 65535
         else { return nil }
-        return (String(name), port)
+        return port
     }
 }
 

@@ -29,8 +29,10 @@ import TestSupport
         for origin in ["http://evil.example", "null", "http://127.0.0.1:\(port + 1)", "https://127.0.0.1:\(port)"] {
             #expect(try client.request("/api/info", token: testToken, extra: [("Origin", origin)]).status == 403, "\(origin)")
         }
-        // A name that resolves here (DNS rebinding), another port, no Host, two Hosts.
-        for host in ["evil.example:\(port)", "127.0.0.1:\(port + 1)", "127.0.0.1", "localhost.evil.example:\(port)"] {
+        // A name that resolves here (DNS rebinding), another port, no port, an IPv6 literal without brackets (its
+        // last colon is not a port separator), a bracket left open, no Host, two Hosts.
+        for host in ["evil.example:\(port)", "127.0.0.1:\(port + 1)", "127.0.0.1", "localhost.evil.example:\(port)",
+                     "::1:\(port)", "[::1:\(port)", "[::1]x\(port)"] {
             #expect(try client.request("/api/info", token: testToken, host: host).status == 403, "\(host)")
         }
         let noHost = try RawHTTP.parse(client.exchange(Array("GET /api/info HTTP/1.1\r\nX-TapKit-Token: \(testToken)\r\nConnection: close\r\n\r\n".utf8)))
@@ -121,7 +123,9 @@ import TestSupport
         #expect(LiveViewBinding(parsing: "[::1]:9000") == LiveViewBinding(address: "::1", port: 9000, portIsDefault: false))
         #expect(LiveViewBinding(parsing: "0.0.0.0:80")?.address == "0.0.0.0")
         #expect(LiveViewBinding(parsing: "::1") == LiveViewBinding(address: "::1"))
-        for bad in ["tcp", "port", "example.com:80", "1.2.3.4:99999", "1.2.3.4:"] {
+        #expect(LiveViewBinding(parsing: ":9000") == LiveViewBinding(port: 9000, portIsDefault: false))
+        #expect(LiveViewBinding(parsing: "[::]") == LiveViewBinding(address: "::"))
+        for bad in ["tcp", "port", "example.com:80", "1.2.3.4:99999", "1.2.3.4:", "[::1", "[::1]9000", "[::1]:", "[x]:80"] {
             #expect(LiveViewBinding(parsing: bad) == nil, "\(bad)")
         }
     }
