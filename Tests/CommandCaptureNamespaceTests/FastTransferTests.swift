@@ -119,7 +119,14 @@ struct FastTransferTests {
             for mode in FastTransferRun.Mode.allCases where client != "curl-h1-late-key" || mode == .command {
                 var right = 0, peak = 0
                 for run in 1...runs {
-                    let outcome = try FastTransferRun(lab: lab, client: client, transfer: transfer, mode: mode, run: run).outcome()
+                    var outcome = try FastTransferRun(lab: lab, client: client, transfer: transfer, mode: mode, run: run).outcome()
+                    // A client that did nothing is run again, at most twice: capture cannot show a transfer that
+                    // never happened. Anything else capture got wrong fails at once.
+                    for again in 1...2 where outcome.clientDidNothing {
+                        print("again: \(client) | \(transfer) | \(mode) | \(run) | the client did nothing (try \(again + 1)): "
+                              + outcome.problems.joined(separator: "; ").prefix(400))
+                        outcome = try FastTransferRun(lab: lab, client: client, transfer: transfer, mode: mode, run: run).outcome()
+                    }
                     #expect(outcome.problems.isEmpty, "\(client) \(transfer) \(mode) run \(run): \(outcome.problems.joined(separator: "\n"))")
                     if outcome.problems.isEmpty { right += 1 }
                     peak = max(peak, outcome.peakRSS)
@@ -178,6 +185,11 @@ struct FastTransferRun {
     struct Outcome {
         var problems: [String]
         var peakRSS: Int
+        /// The client made no transfer on its own: nginx logged none, the client's own key log has no key for its
+        /// connection (the offline decode of tcpdump's capture with that log says so too, an oracle apart from
+        /// capture's live reading), and live equals offline. Headless Chromium does this now and then (a run in CI
+        /// saw one connection, no key line and no request for the file).
+        var clientDidNothing = false
     }
 
     /// The client's shell command; `$H` is the server's address (the sandbox's way to the host's loopback, or
@@ -273,7 +285,12 @@ struct FastTransferRun {
         if live.status != 0 { problems.append("exit status \(live.status): \(live.stderr.suffix(600))") }
         let logged = (try? String(contentsOf: lab.accessLog, encoding: .utf8))?.split(separator: "\n").map(String.init)
             .filter { !$0.contains("/fetch.html") && !$0.contains("/favicon.ico") } ?? []
-        if logged.count != 1 { problems.append("nginx logged \(logged) (one transfer expected)") }
+        if logged.count != 1 {
+            let all = (try? String(contentsOf: lab.accessLog, encoding: .utf8)) ?? ""
+            let keyLines = ((try? String(contentsOfFile: keys, encoding: .utf8)) ?? "").split(separator: "\n").count
+            problems.append("nginx logged \(logged) (one transfer expected; its whole log: \(all.split(separator: "\n")); "
+                            + "the client's key log has \(keyLines) lines)")
+        }
         let exchanges = ExchangeLines.parse(live.stdout, serverPort: lab.port).filter {
             (($0["request"] as? [String: Any])?["uri"] as? String).map { $0 == path } ?? false
         }
@@ -302,7 +319,9 @@ struct FastTransferRun {
         }
         print("run: \(client) | \(transfer) | \(mode) | \(run) | \(judged.right)/\(logged.count) right | "
               + "live \(liveNormal == offlineNormal ? "=" : "≠") offline | peak RSS \(peak >> 20) MB")
-        return Outcome(problems: problems, peakRSS: peak)
+        let offlineHadNoKey = offline.stderrText.contains("had no key") || offline.stderrText.contains("no key logged")
+        return Outcome(problems: problems, peakRSS: peak,
+                       clientDidNothing: logged.isEmpty && exchanges.isEmpty && offlineHadNoKey && liveNormal == offlineNormal)
     }
 }
 
