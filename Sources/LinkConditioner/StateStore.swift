@@ -151,29 +151,3 @@ public struct StateStore: Sendable {
                                               removeAfterwards: { !FileManager.default.fileExists(atPath: record) }, body)
     }
 }
-
-public enum NetworkNamespace {
-    /// The inode number of this process's network namespace ("4026531840").
-    public static func currentID() -> String { id(of: "self") }
-
-    static func id(of pid: String) -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        let count = readlink("/proc/\(pid)/ns/net", &buffer, buffer.count - 1)
-        guard count > 0 else { return "unknown" }
-        let link = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        // "net:[4026531840]"
-        return String(link.filter(\.isNumber))
-    }
-
-    /// Whether this process shares PID 1's network namespace, i.e. the machine's real interfaces,
-    /// where remote sessions such as SSH arrive. When PID 1's namespace cannot be read (some containers
-    /// deny it), a namespace named by `ip netns` counts as private, anything else as initial.
-    public static func isInitialNamespace(runner: any CommandRunner) -> Bool {
-        let mine = id(of: "self")
-        let initial = id(of: "1")
-        if initial != "unknown" && mine != "unknown" { return mine == initial }
-        let named = (try? runner.run(["ip", "netns", "identify"]))?.stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        return named.isEmpty
-    }
-}

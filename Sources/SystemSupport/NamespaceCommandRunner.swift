@@ -26,3 +26,27 @@ public struct NamespaceCommandRunner: CommandRunner {
         try base.start(translate(arguments))
     }
 }
+
+/// Runs every command inside the network namespace behind a file (`/proc/PID/ns/net`) with
+/// `nsenter --net=FILE`, for namespaces that have no name in `ip netns`.
+public struct NamespaceFileCommandRunner: CommandRunner {
+    public let namespaceFile: String
+    public let base: any CommandRunner
+
+    public init(namespaceFile: String, base: any CommandRunner = ProcessRunner()) {
+        self.namespaceFile = namespaceFile
+        self.base = base
+    }
+
+    public func translate(_ arguments: [String]) -> [String] {
+        ["nsenter", "--net=\(namespaceFile)", "--"] + arguments
+    }
+
+    public func run(_ arguments: [String]) throws -> CommandResult {
+        try base.run(translate(arguments))
+    }
+
+    public func start(_ arguments: [String]) throws -> (any PendingCommand)? {
+        try base.start(translate(arguments))
+    }
+}
