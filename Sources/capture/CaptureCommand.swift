@@ -31,10 +31,26 @@ struct SourceOptions: ParsableArguments {
                                                         valueName: "KiB"))
     var bufferKiB: Int?
 
+    @Option(name: .customLong("netns"), help: ArgumentHelp(
+        "Capture live inside this network namespace: a name from `ip netns list` or a path to a namespace file "
+            + "(/proc/PID/ns/net, a bind mount). -i names an interface there; without -i, every interface there "
+            + "('any', loopback included). Ends when the name is removed.",
+        valueName: "name|path"))
+    var netns: String?
+
+    @Option(name: .customLong("pid"), help: ArgumentHelp(
+        "Capture live inside the network namespace of this process (a server's, a container's: "
+            + "/proc/PID/ns/net), as --netns does; ends when the process exits.",
+        valueName: "pid"))
+    var pid: Int32?
+
     @Argument(help: ArgumentHelp("BPF filter expression in tcpdump syntax, e.g. 'tcp port 80'.", valueName: "filter"))
     var filterWords: [String] = []
 
     var filter: String? { filterWords.isEmpty ? nil : filterWords.joined(separator: " ") }
+
+    /// `--netns` or `--pid` as given, before anything is opened.
+    var namespaceFlag: String? { netns != nil ? "--netns" : pid != nil ? "--pid" : nil }
 }
 
 /// How packets are shown or saved.
@@ -121,13 +137,22 @@ struct CaptureCommand: ParsableCommand {
     }
 
     func validate() throws {
-        if listInterfaces { return }
+        if listInterfaces {
+            if let flag = source.namespaceFlag {
+                throw ValidationError("-D lists this namespace's interfaces and the other namespaces; \(flag) does not change "
+                                      + "it. To see the interfaces inside a namespace: ip -n NAME link, or "
+                                      + "nsenter --net=/proc/PID/ns/net ip link.")
+            }
+            return
+        }
+        try validateNamespace()
         try commandOptions.validate(source: source, liveView: liveViewOptions.ui != nil)
         if source.interface != nil && source.readFile != nil {
             throw ValidationError("Give either -i (live) or -r (file), not both.")
         }
-        if source.interface == nil && source.readFile == nil && commandOptions.command.isEmpty {
-            throw ValidationError("Say where packets come from: -i INTERFACE for live capture, or -r FILE to read a capture.")
+        if source.interface == nil && source.readFile == nil && commandOptions.command.isEmpty && source.namespaceFlag == nil {
+            throw ValidationError("Say where packets come from: -i INTERFACE for live capture, -r FILE to read a capture, "
+                                  + "or --netns NAME / --pid PID to capture inside another network namespace.")
         }
         try control.validate(live: source.readFile == nil, writeFile: output.writeFile, http: output.http,
                              filterGiven: source.filter != nil)
@@ -185,6 +210,12 @@ struct CaptureCommand: ParsableCommand {
         }
         do {
             if commandOptions.command.isEmpty { try capture() } else { try captureCommand() }
+        } catch let error as NetworkNamespaceError {
+            printError(error.description)
+            throw ExitCode(1)
+        } catch let error as NamespaceCaptureError {
+            printError(error.description)
+            throw ExitCode(1)
         } catch let error as CaptureError {
             printError(error.description)
             if case .badFilter = error { throw ExitCode(2) }
@@ -203,24 +234,30 @@ struct CaptureCommand: ParsableCommand {
     /// `command`, when given, names the sandbox interface to capture on and starts its command once the handle
     /// is live; it then owns the signals (forwarded to the command) and stops the capture when the command ends.
     func capture(command: CommandCapture? = nil, liveView commandView: LiveView? = nil) throws {
+        let namespace = try openNamespace()
         let handle: CaptureHandle
         if let path = source.readFile {
             handle = try CaptureHandle.openOffline(path)
         } else {
-            handle = try openLive(command?.interface ?? source.interface!)
+            handle = try openLive(command?.interface ?? source.interface ?? "any", in: namespace)
         }
+        // --pid and --netns: the capture ends when its process exits or its name is removed (NamespaceCapture.swift).
+        let watch = try namespace.map { namespace in
+            try NetworkNamespaceWatch(namespace) { _ in handle.stop() }
+        }
+        defer { watch?.cancel() }
         if lineOptions.timestampPrecision == .nano { handle.savesNanoseconds = true }
         if let filter = try source.filter ?? control.filterFromFile() { try handle.setFilter(filter) }
         // Writing copies frames unchanged, so any link type can be saved; printing needs a decoder.
         let decoder = output.writeFile == nil ? try PacketDecoder(linkType: handle.linkType) : nil
-        announce(handle)
+        announce(handle, namespace: namespace?.target)
         // -- COMMAND brings its own view (its panel switches the sandbox); -i and -r get theirs here.
         let liveView = try commandView ?? (liveViewOptions.ui == nil ? nil : startLiveView(
             source: source.readFile.map { .file(path: $0) } ?? .live(interface: handle.source),
             conditioner: source.readFile != nil
                 ? ConditionerPanel(unavailable: "reading a capture file: there is no link to condition "
                                    + "(the panel works with -i INTERFACE or -- COMMAND)")
-                : interfacePanel(handle.source)))
+                : namespace.map(Self.namespacePanel) ?? interfacePanel(handle.source)))
         if let ready = control.readyFile, !FileManager.default.createFile(atPath: ready, contents: nil) {
             printError("cannot create \(ready) (--ready-file): \(String(cString: strerror(errno)))")
         }
@@ -255,6 +292,7 @@ struct CaptureCommand: ParsableCommand {
         if commandView == nil, let liveView {
             if source.readFile != nil && session?.interrupted != true { serveUntilStopped(liveView) } else { stopLiveView(liveView) }
         }
+        if let departure = watch?.departure { printError(Self.words(for: departure)) }
         // A key can become known after packets that needed it (it is read every 50 ms at most): at the end, one
         // block with every key goes first, for readers that decrypt in one pass. Rotated files keep theirs as written.
         if let path = output.writeFile, let secrets, !control.rotates {
@@ -301,7 +339,7 @@ struct CaptureCommand: ParsableCommand {
     /// The kernel buffer of a live capture when -B is not given (see `openLive`).
     static let defaultBufferSize = 32 << 20
 
-    private func openLive(_ name: String) throws -> CaptureHandle {
+    private func openLive(_ name: String, in namespace: NetworkNamespaceFile?) throws -> CaptureHandle {
         var options = LiveOptions()
         if let snap = source.snapLength, snap > 0 { options.snapshotLength = snap }
         if let kib = source.bufferKiB { options.bufferSize = kib * 1024 }
@@ -314,6 +352,7 @@ struct CaptureCommand: ParsableCommand {
         // (`-- COMMAND` and `-i lo --keylog` both lost exchanges that way; docs/threads.md has the ladder). Without
         // -B every live capture gets room for about 500 such packets.
         if options.bufferSize == nil { options.bufferSize = Self.defaultBufferSize }
+        if let namespace { return try Self.openLive(name, options: options, in: namespace) }
         var interface = name
         if let position = Int(name), position > 0, let interfaces = try? NetworkInterface.all(),
            position <= interfaces.count, !interfaces.contains(where: { $0.name == name }) {
@@ -325,34 +364,40 @@ struct CaptureCommand: ParsableCommand {
     /// `-L` and `-J`, in tcpdump's words.
     private func printInterfaceCapabilities() throws {
         let interface = source.interface!
+        let listDataLinkTypes = control.listDataLinkTypes, listTimestampTypes = control.listTimestampTypes
         do {
-            var text = ""
-            if control.listDataLinkTypes {
-                text += "Data link types for \(interface) (use option -y to set):\n"
-                for type in try CaptureHandle.dataLinkTypes(interface: interface) {
-                    text += "  \(type.name) (\(type.description))\n"
+            // Inside another namespace the interface is looked up there (--netns, --pid).
+            let text = try inNamespace(try openNamespace()) { () throws -> String in
+                var text = ""
+                if listDataLinkTypes {
+                    text += "Data link types for \(interface) (use option -y to set):\n"
+                    for type in try CaptureHandle.dataLinkTypes(interface: interface) {
+                        text += "  \(type.name) (\(type.description))\n"
+                    }
                 }
-            }
-            if control.listTimestampTypes {
-                let types = try CaptureHandle.timestampTypes(interface: interface)
-                if types.isEmpty {
-                    text += "Time stamp type cannot be set for \(interface)\n"
-                } else {
-                    text += "Time stamp types for \(interface) (use option -j to set):\n"
-                    for type in types { text += "  \(type.name) (\(type.description))\n" }
+                if listTimestampTypes {
+                    let types = try CaptureHandle.timestampTypes(interface: interface)
+                    if types.isEmpty {
+                        text += "Time stamp type cannot be set for \(interface)\n"
+                    } else {
+                        text += "Time stamp types for \(interface) (use option -j to set):\n"
+                        for type in types { text += "  \(type.name) (\(type.description))\n" }
+                    }
                 }
+                return text
             }
             // tcpdump writes these lists to standard error; so do we, so scripts behave the same.
             FileHandle.standardError.write(Data(text.utf8))
         } catch {
-            printError(error.description)
+            printError("\(error)")
             throw ExitCode(1)
         }
     }
 
     /// tcpdump's first line on standard error, so users know what they are looking at.
-    private func announce(_ handle: CaptureHandle) {
-        let what = handle.isLive ? "listening on \(handle.source)" : "reading from file \(handle.source)"
+    private func announce(_ handle: CaptureHandle, namespace: NetworkNamespaceTarget?) {
+        let inside = namespace.map { " inside \($0)" } ?? ""
+        let what = handle.isLive ? "listening on \(handle.source)\(inside)" : "reading from file \(handle.source)"
         printError("\(what), link-type \(handle.linkType.name), snapshot length \(handle.snapshotLength)", prefixed: false)
     }
 

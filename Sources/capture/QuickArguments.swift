@@ -43,6 +43,8 @@ enum QuickArguments {
         source.count = nil
         source.snapLength = nil
         source.bufferKiB = nil
+        source.netns = nil
+        source.pid = nil
         source.filterWords = filterWords
 
         var output = OutputOptions()
