@@ -422,6 +422,8 @@ struct CaptureCommand: ParsableCommand {
             if !interface.addresses.isEmpty { text += " " + interface.addresses.joined(separator: " ") }
             text += "\n"
         }
+        // Other network namespaces, sandboxes and containers, apart from the numbered lines (NamespaceListing.swift).
+        text += NamespaceListing.current(registry: CaptureEnvironment.registry).text
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 }

@@ -290,4 +290,31 @@ struct NetnsCaptureTests {
         let left = try run("pgrep", ["-f", "capture --netns \(lab.namespace)"])
         #expect(left.stdoutText.isEmpty, "no capture left running")
     }
+
+    @Test func listingNamesTheNamespaceWithTheWordsToPass() throws {
+        let lab = try ServerLab()
+        defer { lab.stop() }
+        let result = try run(Self.capturePath, ["-D"])
+        #expect(result.status == 0)
+        let text = result.stdoutText
+        let heading = try #require(text.range(of: "Network namespaces (ip netns)"), "\(text)")
+        let interfaces = text[..<heading.lowerBound]
+        #expect(interfaces.contains(".lo ") && !interfaces.contains(lab.namespace), "namespaces come after the interfaces")
+        let line = text[heading.upperBound...].split(separator: "\n").first { $0.hasPrefix("  \(lab.namespace) ") }
+        #expect(line?.hasSuffix("  --netns \(lab.namespace)") == true, "\(text)")
+
+        // A sandbox of `capture -- COMMAND` is listed under its own heading, with both ways to watch it.
+        let sandboxed = try RunningCapture(["--", "sleep", "5"])
+        defer { sandboxed.kill() }
+        try sandboxed.waitFor("in sandbox ")
+        let id = try #require(sandboxed.stderr.components(separatedBy: "in sandbox ").last?.prefix(6))
+        let withSandbox = try run(Self.capturePath, ["-D"]).stdoutText
+        let sandboxes = try #require(withSandbox.range(of: "Sandboxes (capture -- COMMAND, condition run)"), "\(withSandbox)")
+        let entry = withSandbox[sandboxes.upperBound...].split(separator: "\n").first { $0.hasPrefix("  \(id)  ") }
+        #expect(entry?.contains("sleep 5") == true && entry?.hasSuffix("-i tk-\(id)  (or --netns tapkit-\(id))") == true,
+                "\(withSandbox)")
+        #expect(!withSandbox[..<sandboxes.lowerBound].contains("  tapkit-\(id) "), "a sandbox is not listed twice")
+        sandboxed.interrupt()
+        #expect(sandboxed.waitForExit(seconds: 10) != nil)
+    }
 }
