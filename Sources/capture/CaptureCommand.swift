@@ -367,7 +367,8 @@ struct CaptureCommand: ParsableCommand {
         let listDataLinkTypes = control.listDataLinkTypes, listTimestampTypes = control.listTimestampTypes
         do {
             // Inside another namespace the interface is looked up there (--netns, --pid).
-            let text = try inNamespace(try openNamespace()) { () throws -> String in
+            let namespace = try openNamespace()
+            let text = try inNamespace(namespace, named: interface) { () throws -> String in
                 var text = ""
                 if listDataLinkTypes {
                     text += "Data link types for \(interface) (use option -y to set):\n"

@@ -41,11 +41,7 @@ extension CaptureCommand {
 
     /// Opens and activates the live handle inside `namespace`.
     static func openLive(_ interface: String, options: LiveOptions, in namespace: NetworkNamespaceFile) throws -> CaptureHandle {
-        do {
-            return try namespace.perform { try CaptureHandle.openLive(interface, options: options) }
-        } catch CaptureError.noSuchDevice {
-            throw NamespaceCaptureError.noSuchInterface(interface, namespace.target)
-        }
+        try inNamespace(namespace, named: interface) { try CaptureHandle.openLive(interface, options: options) }
     }
 
     /// The live view's conditioner panel acts on this namespace's interfaces, so it says where to go instead.
@@ -66,11 +62,16 @@ extension CaptureCommand {
     }
 }
 
-/// Runs `work` inside `namespace` when there is one, here otherwise.
-func inNamespace<Value: Sendable>(_ namespace: NetworkNamespaceFile?,
+/// Runs `work` inside `namespace` when there is one, here otherwise; an `interface` libpcap does not find there is
+/// said to be missing inside the namespace, with the command that lists its interfaces.
+func inNamespace<Value: Sendable>(_ namespace: NetworkNamespaceFile?, named interface: String,
                                   _ work: @escaping @Sendable () throws -> Value) throws -> Value {
     guard let namespace else { return try work() }
-    return try namespace.perform(work)
+    do {
+        return try namespace.perform(work)
+    } catch CaptureError.noSuchDevice {
+        throw NamespaceCaptureError.noSuchInterface(interface, namespace.target)
+    }
 }
 
 /// What went wrong opening a capture inside another namespace, beyond what libpcap says.

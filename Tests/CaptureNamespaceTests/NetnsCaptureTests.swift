@@ -264,6 +264,7 @@ struct NetnsCaptureTests {
             (["--netns", "/tmp/tk34-no-such-file"], 1, "no namespace file /tmp/tk34-no-such-file"),
             (["--netns", lab.namespace, "-i", "tk34nosuch0"], 1,
              "no interface 'tk34nosuch0' inside network namespace \"\(lab.namespace)\"; list its interfaces with: ip -n \(lab.namespace) link"),
+            (["--netns", lab.namespace, "-i", "tk34nosuch0", "-L"], 1, "no interface 'tk34nosuch0' inside network namespace"),
             (["--netns", lab.namespace, "-r", "/dev/null"], 64, "-r reads a file"),
             (["--netns", lab.namespace, "--", "true"], 64, "-- COMMAND makes a sandbox of its own"),
             (["--netns", lab.namespace, "--pid", "1"], 64, "not both"),
