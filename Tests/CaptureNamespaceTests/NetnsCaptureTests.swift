@@ -246,6 +246,51 @@ struct NetnsCaptureTests {
         #expect(Date().timeIntervalSince(stopped) < 3)
     }
 
+    /// `-i` names an interface inside: a veth end in the server's namespace, with the client in a second namespace
+    /// behind its peer (as a container's eth0 is reached from outside), whose name does not exist on the host.
+    @Test func interfaceNamedInsideIsTheNamespacesVeth() throws {
+        let lab = try ServerLab()
+        defer { lab.stop() }
+        let client = lab.namespace + "c"
+        let inner = "tk34i" + lab.namespace.suffix(6), outer = "tk34o" + lab.namespace.suffix(6)
+        try lab.ip(["netns", "add", client])
+        defer { _ = try? run("ip", ["netns", "delete", client]) }
+        try lab.ip(["link", "add", inner, "netns", lab.namespace, "type", "veth", "peer", "name", outer, "netns", client])
+        try lab.ip(["-n", lab.namespace, "addr", "add", "10.34.0.1/30", "dev", inner])
+        try lab.ip(["-n", client, "addr", "add", "10.34.0.2/30", "dev", outer])
+        try lab.ip(["-n", lab.namespace, "link", "set", inner, "up"])
+        try lab.ip(["-n", client, "link", "set", outer, "up"])
+        // nginx listens on loopback only: a second server on the veth address, python's.
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["ip", "netns", "exec", lab.namespace, "python3", "-m", "http.server", "8034", "--bind", "10.34.0.1",
+                            "--directory", lab.site.path]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        #expect(try run("ip", ["link", "show", inner]).status != 0, "the interface exists only inside")
+
+        let capture = try RunningCapture(["--netns", lab.namespace, "-i", inner, "--http", "--json"])
+        defer { capture.kill() }
+        try capture.waitFor("listening on \(inner) inside network namespace")
+        var answered = false
+        for _ in 0..<30 where !answered {
+            answered = try run("ip", ["netns", "exec", client, "curl", "-s", "-o", "/dev/null", "--max-time", "1",
+                                      "http://10.34.0.1:8034/c.json"]).status == 0
+            if !answered { usleep(100_000) }
+        }
+        try #require(answered, "the server on the veth answered")
+        let shown = Self.exchanges(capture, atLeast: 1)
+        let last = try #require(shown.last)
+        #expect((last["client"] as? String)?.hasPrefix("10.34.0.2:") == true, "\(last)")
+        #expect(last["server"] as? String == "10.34.0.1:8034")
+        let body = (last["response"] as? [String: Any])?["body"] as? [String: Any]
+        #expect(body?["sha256"] as? String == lab.digests["/c.json"])
+        capture.interrupt()
+        #expect(capture.waitForExit(seconds: 5) == 0)
+    }
+
     @Test func badInputIsRefusedInWordsAndLeavesNothing() throws {
         let lab = try ServerLab()
         defer { lab.stop() }
