@@ -439,6 +439,8 @@ public struct ConnectionNotice: Sendable, Hashable {
         case notLogged
         /// The key log's secrets opened the connection's packets.
         case decrypted
+        /// A version TapKit does not read (the version is on the line): nothing in it is decoded, key log or not.
+        case unknownVersion
     }
     public var connection: ConnectionID
     public var client: Endpoint

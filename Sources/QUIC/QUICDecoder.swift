@@ -32,11 +32,14 @@ public struct QUICDecoder {
     /// Packets opened in all (a figure for tests and benchmarks).
     public var packetsOpened: Int { openedByForgotten + connections.values.reduce(0) { $0 + $1.packetsOpened } }
     private var openedByForgotten = 0
+    /// Connections in versions TapKit does not read: named, never decoded.
+    private var unknownVersions: UnknownVersionFlights
 
     /// `keySource`: the key log to decrypt with, nil to label connections only.
     public init(keySource: TLSKeySource?, limits: QUICLimits = QUICLimits()) {
         self.keySource = keySource
         self.limits = limits
+        unknownVersions = UnknownVersionFlights(limit: limits.maxConnections)
     }
 
     /// Reads one UDP datagram; events for what it completes go to `emit`.
@@ -75,7 +78,13 @@ public struct QUICDecoder {
             deliver(payload, to: connection, fromClient: fromClient, at: time, emit: emit)
             return
         }
-        guard let connection = start(payload, from: source, to: destination, at: time, emit: emit) else { return }
+        guard let connection = start(payload, from: source, to: destination, at: time, emit: emit) else {
+            if first & 0x80 != 0 {
+                unknownVersions.receive(payload, from: source, to: destination, at: time,
+                                        lastID: &nextID, emit: emit)
+            }
+            return
+        }
         deliver(payload, to: connection, fromClient: true, at: time, emit: emit)
     }
 

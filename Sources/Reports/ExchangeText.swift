@@ -124,9 +124,15 @@ public enum ExchangeText {
         case 0x6b33_43cf: return "v2"
         case 0: return "version negotiation"
         case 0xff00_001d: return "draft-29"
+        // RFC 9000 section 15: versions of this pattern are reserved, sent to make a server negotiate.
+        case let reserved where reserved & 0x0f0f_0f0f == 0x0a0a_0a0a:
+            return String(format: "version 0x%08x (reserved, to force version negotiation)", version)
         default: return String(format: "version 0x%08x", version)
         }
     }
+
+    /// Why a QUIC connection in a version not read shows nothing but its line.
+    public static let quicUnknownVersionProblem = "a QUIC version TapKit does not read: nothing decoded"
 
     /// `312 B`, `4.1 KB`, `12.0 MB` (powers of 1000, as browsers show transfer sizes).
     public static func size(_ bytes: Int) -> String {

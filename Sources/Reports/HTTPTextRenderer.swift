@@ -135,14 +135,16 @@ public struct HTTPTextRenderer: Sendable {
         case .notParsedAsHTTP(let clientBytes, let serverBytes):
             out += paint(ExchangeText.notParsedAsHTTP(clientBytes: clientBytes, serverBytes: serverBytes), .yellow)
         case .quic(let version, let serverName, let alpn, let keys):
-            out += paint("QUIC", .magenta) + " " + ExchangeText.quicVersion(version) + " "
-            out += BodyPresentation.terminalSafe(serverName ?? "(no server name)")
+            out += paint("QUIC", .magenta) + " " + ExchangeText.quicVersion(version)
+            // A version not read has no server name to show, nor the absence of one.
+            if keys != .unknownVersion { out += " " + BodyPresentation.terminalSafe(serverName ?? "(no server name)") }
             if !alpn.isEmpty { out += "  ALPN " + BodyPresentation.terminalSafe(alpn.joined(separator: ", ")) }
             if let resumption = notice.resumption { out += Self.resumptionSummary(resumption) }
             switch keys {
             case .noKeyLog: out += "  " + paint("(encrypted, not decoded)", .dim)
             case .notLogged: out += "  " + paint("(no key logged for this connection)", .dim)
             case .decrypted: out += "  " + paint("(decrypted)", .dim)
+            case .unknownVersion: out += "  " + paint("(\(ExchangeText.quicUnknownVersionProblem))", .yellow)
             }
         }
         out += "\n"

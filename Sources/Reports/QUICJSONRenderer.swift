@@ -9,6 +9,7 @@ public enum QUICJSONRenderer {
     /// TLS connections get records only with one). Without a key log its line goes to standard error.
     public static func isRecord(_ notice: ConnectionNotice) -> Bool {
         guard case .quic(_, _, _, let keys) = notice.kind else { return false }
+        // A version TapKit does not read gets its record with a key log or without: no key would change it.
         return keys != .noKeyLog
     }
 
@@ -36,6 +37,7 @@ public enum QUICJSONRenderer {
         case .decrypted: json.null()
         case .notLogged: json.string("no key logged for this connection")
         case .noKeyLog: json.string("no key log")
+        case .unknownVersion: json.string(ExchangeText.quicUnknownVersionProblem)
         }
         let resumption = notice.resumption
         json.append(","); json.key("resumption_offered"); optional(resumption?.offered, &json)

@@ -76,4 +76,28 @@ import Testing
         #expect(quic["early_data_offered"] as? Bool == true)
         #expect(quic["early_data_accepted"] is NSNull)
     }
+
+    /// Issue 36: a version TapKit does not read (decoded in QUICUnknownVersionTests).
+    @Test("its line and --json record name the version and say nothing was decoded, with no server name invented")
+    func unknownVersion() throws {
+        let notice = ConnectionNotice(connection: ConnectionID(1 << 62), client: Endpoint(address: .v4(0x0a00_0002), port: 50_000),
+                                      server: Endpoint(address: .v4(0x0a00_0001), port: 4433),
+                                      kind: .quic(version: 0x5130_3530, serverName: nil, alpn: [], keys: .unknownVersion),
+                                      time: Timestamp(seconds: 0, nanoseconds: 0))
+        var options = HTTPTextRenderer.Options()
+        options.utc = true
+        options.color = false
+        let line = HTTPTextRenderer(options: options).render(notice)
+        #expect(line.hasSuffix("  QUIC version 0x51303530  (a QUIC version TapKit does not read: nothing decoded)\n"), "\(line)")
+        #expect(!line.contains("no server name"))
+        #expect(QUICJSONRenderer.isRecord(notice))
+        var output = TextOutput(fileDescriptor: -1, flushThreshold: Int.max)
+        QUICJSONRenderer.appendLine(for: notice, to: &output)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(output.bytes)) as? [String: Any])
+        let quic = try #require(object["quic"] as? [String: Any])
+        #expect(quic["version"] as? String == "version 0x51303530")
+        #expect(quic["decrypted"] as? Bool == false)
+        #expect(quic["server_name"] is NSNull)
+        #expect(quic["problem"] as? String == "a QUIC version TapKit does not read: nothing decoded")
+    }
 }
