@@ -173,6 +173,26 @@ import Testing
         }
     }
 
+    /// Issue 36: the README's `condition list` sample lacked the HERE column. Its lines are `list`'s own: the header
+    /// as printed, each row one `list` prints (the HERE verdict is this kernel's, so any of the three is taken).
+    @Test func theReadmeListSampleIsListsOwnOutput() throws {
+        let printed = try condition(["list"]).stdoutText.split(separator: "\n").map(String.init)
+        let header = try #require(printed.first)
+        let here = try #require(header.range(of: "HERE")?.lowerBound.utf16Offset(in: header))
+        func columns(_ line: String) -> String { String(line.prefix(here)) }
+        let verdicts = ["yes", "yes (user-space engine)", "no: needs netem"]
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8).split(separator: "\n").map(String.init)
+        let sample = Array(readme.drop(while: { $0 != "$ condition list" }).dropFirst().prefix(while: { !$0.isEmpty && !$0.hasPrefix("$ ") }))
+        try #require(sample.count >= 4, "no `$ condition list` sample in README.md")
+        #expect(sample.first == header)
+        let rows = Dictionary(printed.dropFirst().map { (columns($0), $0) }, uniquingKeysWith: { first, _ in first })
+        for line in sample.dropFirst() where line != "..." {
+            #expect(rows[columns(line)] != nil, "README row not printed by `condition list`: \(line)")
+            #expect(verdicts.contains(String(line.dropFirst(here))), "README row's HERE: \(line)")
+        }
+    }
+
     @Test func aDirectoryNamedLikeAProfileIsNamedNotACocoaError() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapkit-profiles-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("x.json"), withIntermediateDirectories: true)
