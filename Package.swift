@@ -119,6 +119,9 @@ let package = Package(
         ),
         // Spawning, waiting, signals, file locks and errno-typed errors: the OS plumbing, in one place.
         .target(name: "SystemSupport"),
+        // Where TLS secrets come from besides a key log file: Go binaries' writeKeyLog found from .symtab or
+        // .gopclntab, and a tracefs uprobe on it whose fetched registers become key log lines (docs/tls.md).
+        .target(name: "KeySources", dependencies: ["SystemSupport"]),
         // A network namespace + veth + NAT + DNS for one command; used by `condition run` and `capture -- COMMAND`.
         .target(name: "Sandbox", dependencies: ["SystemSupport"]),
         .target(name: "LinkConditioner", dependencies: ["SystemSupport", "Sandbox", .product(name: "Logging", package: "swift-log")]),
@@ -126,7 +129,7 @@ let package = Package(
             name: "capture",
             dependencies: [
                 "CaptureEngine", "PacketCapture", "PacketDecoding", "FlowReassembly", "HTTPModel", "Reports", "TLS",
-                "Sandbox", "SystemSupport", "LinkConditioner", "LiveView",
+                "KeySources", "Sandbox", "SystemSupport", "LinkConditioner", "LiveView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Release builds link the Swift runtime and Foundation statically: resolving their symbols at every
@@ -179,6 +182,8 @@ let package = Package(
         // The live view's conditioner switch on a sandboxed command, measured by the command (root).
         .testTarget(name: "LiveViewNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
+        // Go programs built at test time with Debian's go (plain and stripped), `go tool nm` as the oracle.
+        .testTarget(name: "KeySourcesTests", dependencies: ["KeySources", "SystemSupport", "TestSupport"]),
         // Scripts/install and Scripts/uninstall into a temporary prefix, the installed tools run from there (root).
         .testTarget(name: "InstallNamespaceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CommandCaptureNamespaceTests", dependencies: ["Sandbox", "SystemSupport", "TestSupport"]),

@@ -3,7 +3,7 @@
 
 Usage: make-seeds.py KIND OUT_DIR MAX_LEN FIXTURE...
 KIND is the second column of Fuzz/targets: packets, streams, clienthello, files, tunnels, tlsrecords, hpack, quic, h3,
-nfqueue, dns, none.
+nfqueue, dns, gobinary, none.
 """
 import hashlib
 import os
@@ -377,6 +377,95 @@ def seed_dns(out, fixtures, max_len):
                 save(out, bytes([1]) + bytes(packet[UDP].payload), max_len)
 
 
+def go_elf(pclntab_layout=118, with_sections=True, symtab=False, buildinfo="inline", version="go1.19.8", magic=0xfffffff0):
+    """A small ELF64 file shaped like a Go binary for amd64: one PT_LOAD mapping the whole file at 0x400000, a
+    .text, a .gopclntab in Go 1.18's layout (magic 0xfffffff0, or 1.20's 0xfffffff1) or 1.16's (0xfffffffa) naming main.main and
+    crypto/tls.(*Config).writeKeyLog, a .go.buildinfo with the version inline (Go 1.18+) or behind pointers to a
+    string header (older), optionally a .symtab, and optionally no section headers at all."""
+    base = 0x400000
+    names = b"main.main\0crypto/tls.(*Config).writeKeyLog\0"
+    text_off, text = 0x100, b"\xc3" * 0x40
+    def word(v):
+        return struct.pack("<Q", v)
+    if pclntab_layout == 118:
+        header = struct.pack("<IBBBB", magic, 0, 0, 1, 8)
+        name_off = 8 + 8 * 8
+        pcln_off = name_off + len(names)
+        header += word(2) + word(0) + word(base + text_off) + word(name_off) + word(0) + word(0) + word(0) + word(pcln_off)
+        functab = struct.pack("<II", 0, 24) + struct.pack("<II", 0x20, 32) + struct.pack("<II", 0x40, 0)
+        funcs = struct.pack("<Ii", 0, 0) + struct.pack("<Ii", 0x20, 10)
+    else:
+        header = struct.pack("<IBBBB", 0xfffffffa, 0, 0, 1, 8)
+        name_off = 8 + 7 * 8
+        pcln_off = name_off + len(names)
+        header += word(2) + word(0) + word(name_off) + word(0) + word(0) + word(0) + word(pcln_off)
+        functab = word(base + text_off) + word(48) + word(base + text_off + 0x20) + word(60) + word(base + text_off + 0x40) + word(0)
+        funcs = word(base + text_off) + struct.pack("<i", 0) + word(base + text_off + 0x20) + struct.pack("<i", 10)
+    pclntab = header + names + functab + funcs
+    pcln_file = text_off + len(text)
+    info_file = (pcln_file + len(pclntab) + 15) // 16 * 16
+    magic = b"\xff Go buildinf:"
+    if buildinfo == "inline":
+        info = magic + bytes([8, 2]) + b"\0" * 16 + bytes([len(version)]) + version.encode()
+    else:
+        string_header = info_file + 32
+        string_data = string_header + 16
+        info = magic + bytes([8, 0]) + word(base + string_header) + word(0) + word(base + string_data) + word(len(version)) + version.encode()
+    body = bytearray(info_file + len(info))
+    body[text_off:text_off + len(text)] = text
+    body[pcln_file:pcln_file + len(pclntab)] = pclntab
+    body[info_file:info_file + len(info)] = info
+    shstr = b"\0.text\0.gopclntab\0.go.buildinfo\0.shstrtab\0.symtab\0.strtab\0"
+    def name_at(n):
+        return shstr.index(n.encode() + b"\0")
+    extra = b""
+    sym_off = len(body) + len(shstr)
+    strtab = b"\0crypto/tls.(*Config).writeKeyLog\0"
+    if symtab:
+        symbols = b"\0" * 24 + struct.pack("<IBBHQQ", 1, 0x12, 0, 1, base + text_off + 0x20, 0x20)
+        extra = symbols + strtab
+    phoff = 64
+    shoff = sym_off + len(extra)
+    shoff = (shoff + 7) // 8 * 8
+    sections = [b"\0" * 64]
+    def sh(name, kind, addr, off, size, link=0, entsize=0, flags=2):
+        return struct.pack("<IIQQQQIIQQ", name_at(name), kind, flags, addr, off, size, link, 0, 1, entsize)
+    sections.append(sh(".text", 1, base + text_off, text_off, len(text), flags=6))
+    sections.append(sh(".gopclntab", 1, base + pcln_file, pcln_file, len(pclntab)))
+    sections.append(sh(".go.buildinfo", 1, base + info_file, info_file, len(info), flags=3))
+    sections.append(sh(".shstrtab", 3, 0, len(body), len(shstr), flags=0))
+    if symtab:
+        sections.append(sh(".symtab", 2, 0, sym_off, 48, link=6, entsize=24, flags=0))
+        sections.append(sh(".strtab", 3, 0, sym_off + 48, len(strtab), flags=0))
+    shstrndx = 4
+    total = shoff + 64 * len(sections)
+    ph = struct.pack("<IIQQQQQQ", 1, 5, 0, base, base, total, total, 0x1000)
+    elf = b"\x7fELF" + bytes([2, 1, 1, 0]) + b"\0" * 8
+    elf += struct.pack("<HHIQQQIHHHHHH", 2, 62, 1, base + text_off, phoff, shoff if with_sections else 0,
+                       0, 64, 56, 1, 64, len(sections) if with_sections else 0, shstrndx if with_sections else 0)
+    out = bytearray(total)
+    out[:len(body)] = body
+    out[0:64] = elf
+    out[64:64 + 56] = ph
+    out[len(body):len(body) + len(shstr)] = shstr
+    out[sym_off:sym_off + len(extra)] = extra
+    out[shoff:shoff + 64 * len(sections)] = b"".join(sections)
+    return bytes(out)
+
+
+def seed_gobinary(out, fixtures, max_len):
+    """Small Go-shaped ELF files (see go_elf): both pclntab layouts, both build information forms, with and without
+    .symtab and section headers, and versions either side of 1.17."""
+    for layout in (118, 116):
+        for buildinfo in ("inline", "pointers"):
+            for symtab in (False, True):
+                for with_sections in (True, False):
+                    version = "go1.19.8" if layout == 118 else "go1.17.13"
+                    save(out, go_elf(layout, with_sections, symtab, buildinfo, version), max_len)
+    save(out, go_elf(116, buildinfo="pointers", version="go1.16.15"), max_len)
+    save(out, go_elf(118, version="go1.21.0", magic=0xfffffff1), max_len)
+
+
 def main():
     kind, out, max_len = sys.argv[1], sys.argv[2], int(sys.argv[3])
     fixtures = sys.argv[4:]
@@ -384,7 +473,7 @@ def main():
     makers = {"packets": seed_packets, "streams": seed_streams, "clienthello": seed_clienthello,
               "files": seed_files, "tunnels": seed_tunnels, "tlsrecords": seed_tlsrecords,
               "hpack": seed_hpack, "quic": seed_quic, "h3": seed_h3, "nfqueue": seed_nfqueue,
-              "dns": seed_dns,
+              "dns": seed_dns, "gobinary": seed_gobinary,
               "none": lambda *args: None}
     if kind not in makers:
         sys.exit(f"make-seeds.py: unknown seed kind {kind!r}; known: {', '.join(sorted(makers))}")

@@ -8,7 +8,7 @@ import Testing
     /// Bottom to top. Modules on one layer do not import each other.
     static let layers: [[String]] = [
         ["CPcap", "CCompression", "CNGHTTP3", "SystemSupport"],
-        ["PacketDecoding", "Sandbox"],
+        ["KeySources", "PacketDecoding", "Sandbox"],
         ["PacketCapture", "FlowReassembly", "LinkConditioner"],
         ["HTTPModel", "TLSWire"],
         ["BodyDecoding"],
