@@ -31,6 +31,10 @@ public struct SandboxIdentity: Codable, Sendable, Equatable, Hashable {
     public var namespaceInterface: String { "eth0" }
     /// This sandbox's own nftables table (family inet), deleted whole on teardown.
     public var nftTable: String { "tapkit_\(id)" }
+    /// The tracefs instance the Go key source reads this sandbox's command through, and the group of its uprobe
+    /// events (group names take no '-'), both removed on teardown.
+    public var tracingInstance: String { "tapkit-\(id)" }
+    public var tracingGroup: String { "tapkit_\(id)" }
     /// `ip netns exec` bind-mounts the files here over /etc inside the namespace.
     public var etcDirectory: String { "/etc/netns/\(namespace)" }
 

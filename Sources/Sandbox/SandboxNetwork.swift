@@ -129,6 +129,10 @@ public enum SandboxLifecycle {
     /// Safe to repeat.
     public static func destroy(_ identity: SandboxIdentity, pids: [Int32], runner: any CommandRunner) {
         ProcessTable.terminate(pids + namespacePIDs(identity, runner: runner))
+        // The Go key source's instance and uprobe events, left behind when its capture was killed.
+        if access(Tracefs.standardMount + "/uprobe_events", F_OK) == 0 {
+            Tracefs(root: Tracefs.standardMount).remove(instance: identity.tracingInstance, group: identity.tracingGroup)
+        }
         for command in SandboxNetworkPlan.teardownCommands(for: identity) {
             _ = try? runner.run(command)
         }

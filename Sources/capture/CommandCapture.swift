@@ -197,6 +197,10 @@ extension CaptureCommand {
                 throw error
             }
         }
+        // Go programs write no key log unless told to: their secrets come from uprobes instead (docs/tls.md).
+        var executable: String?
+        if case .found(let path) = lookup { executable = path }
+        let goKeys = GoKeySource.start(for: sandbox, executable: executable)
         let command = CommandCapture(sandbox: sandbox, catcher: catcher)
         // The command's lines and ours interleave on the terminal: write ours as they come.
         var live = self
@@ -206,6 +210,7 @@ extension CaptureCommand {
         do {
             try live.capture(command: command, liveView: liveView)
         } catch {
+            goKeys?.stop()
             sandbox.remove() // stops the command too
             _ = command.waitForCommand()
             _ = dns?.stop()
@@ -213,6 +218,7 @@ extension CaptureCommand {
             throw error
         }
         let status = command.waitForCommand()
+        goKeys?.stop()
         sandbox.remove()
         if let dns { printError(dns.stop()) }
         if let liveView {
