@@ -208,6 +208,9 @@ final class RealClientLab: @unchecked Sendable {
             run = "curl -sk --compressed --http1.1 --parallel --parallel-max 6 "
                 + Self.paths.map { _ in "-o /dev/null " }.joined() + urls
                 + "; curl -sk --http1.1 -o /dev/null -H 'content-type: application/json' --data '{\"posted\":\"by curl\"}' \(base)/echo"
+        // The same Go client without KeyLogWriter: its secrets can only come from the Go key source's uprobe.
+        case "go-uprobe": run = "\(dir)/goclient-nokeys \(port)"
+        case "go-uprobe-stripped": run = "\(dir)/goclient-nokeys-stripped \(port)"
         default: run = "\(dir)/goclient \(port)"
         }
         return ["sh", "-c", run + "; cp \"$SSLKEYLOGFILE\" \(keysCopy)"]
@@ -215,7 +218,7 @@ final class RealClientLab: @unchecked Sendable {
 
     private func writeClients() throws {
         let paths = Self.paths.map { "\"\($0)\"" }.joined(separator: ", ")
-        let files: [String: String] = [
+        var files: [String: String] = [
             "fetch.mjs": """
                 const base = `https://${process.env.TAPKIT_SANDBOX_HOST}:${process.argv[2]}`;
                 const paths = [\(paths)];
@@ -303,6 +306,9 @@ final class RealClientLab: @unchecked Sendable {
                 }
                 """,
         ]
+        files["goclient-nokeys.go"] = files["goclient.go"]!
+            .replacingOccurrences(of: "\tkeys, _ := os.OpenFile(os.Getenv(\"SSLKEYLOGFILE\"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0600)\n", with: "")
+            .replacingOccurrences(of: ", KeyLogWriter: keys", with: "")
         for (name, text) in files { try Data(text.utf8).write(to: directory.appendingPathComponent(name)) }
         if TestEnvironment.hasProgram("go") {
             var environment = ProcessInfo.processInfo.environment
@@ -312,6 +318,12 @@ final class RealClientLab: @unchecked Sendable {
             let built = try TestSupport.run("go", ["build", "-o", directory.appendingPathComponent("goclient").path,
                                                    directory.appendingPathComponent("goclient.go").path], environment: environment)
             guard built.status == 0 else { throw HarnessFailure(description: "go build: \(built.stderrText)") }
+            for (name, flags) in [("goclient-nokeys", [String]()), ("goclient-nokeys-stripped", ["-ldflags=-s -w"])] {
+                let made = try TestSupport.run("go", ["build"] + flags + ["-o", directory.appendingPathComponent(name).path,
+                                                      directory.appendingPathComponent("goclient-nokeys.go").path],
+                                               environment: environment)
+                guard made.status == 0 else { throw HarnessFailure(description: "go build \(name): \(made.stderrText)") }
+            }
         }
     }
 }
