@@ -72,9 +72,10 @@ struct GoKeyLogTargetTests {
         }
         """
 
-    /// Built once for the suite: the binaries take a few seconds each with a cold cache.
+    /// Built once for the suite: the binaries take a few seconds each with a cold cache. One folder, rebuilt by
+    /// every run, so runs do not pile binaries up in the temporary directory.
     static let built: Result<Binaries, Error> = Result {
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("tk33-gobin-\(getpid())")
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("tapkit-go-reader-tests")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return Binaries(
             directory: directory,
