@@ -104,12 +104,14 @@ public struct ELFImage: Sendable {
     }
 
     /// The file offset of a virtual address, through the `PT_LOAD` segment that maps it from the file (what
-    /// `uprobe_events` wants after `PATH:`). nil when no segment maps it from file bytes.
+    /// `uprobe_events` wants after `PATH:`). nil when no segment maps it from file bytes, or the segment claims
+    /// bytes past the end of the file (a truncated or corrupt file: the offset would name nothing).
     public func fileOffset(ofAddress address: UInt64) -> UInt64? {
         for segment in segments where address >= segment.virtualAddress
             && address - segment.virtualAddress < segment.fileSize {
             let (offset, overflow) = (address - segment.virtualAddress).addingReportingOverflow(segment.offset)
-            return overflow ? nil : offset
+            guard !overflow, offset < UInt64(bytes.count) else { continue }
+            return offset
         }
         return nil
     }
