@@ -24,15 +24,20 @@ struct LenientStartLine {
         guard let words = Words(line) else { return nil }
         let first = words.first
         var anomalies: [HTTPWarning] = []
-        let extraWhitespace = line.contains(tab) || isBlank(line[line.startIndex]) || isBlank(line[line.endIndex - 1])
-            || words.wideGap
+        // `HTTP/1.1 200 ` is what RFC 9112 section 4 asks for when the reason is empty: its one space is no oddity.
+        let emptyReason = role == .response && words.count == 2 && line.count >= 2 && line[line.endIndex - 1] == space
+            && !isBlank(line[line.endIndex - 2])
+        let extraWhitespace = line.contains(tab) || isBlank(line[line.startIndex])
+            || (isBlank(line[line.endIndex - 1]) && !emptyReason) || words.wideGap
         if extraWhitespace { anomalies.append(.extraWhitespaceInStartLine(role)) }
 
         switch role {
         case .request:
             let method = line[first]
             guard method.count <= 32, method.allSatisfy(HTTPHeadParser.isTokenByte) else { return nil }
-            let plainMethod = method.allSatisfy { $0 >= 0x41 && $0 <= 0x5a }
+            // Capital letters, and `-` or `_` after the first (M-SEARCH, CCM_POST), as the request parser takes them.
+            let plainMethod = (0x41...0x5a).contains(method[method.startIndex])
+                && method.allSatisfy { (0x41...0x5a).contains($0) || $0 == 0x2d || $0 == 0x5f }
             let last = words.last
             if words.count >= 2 && isVersionLike(line[last]) {
                 if let note = versionAnomaly(line[last]) { anomalies.append(note) }

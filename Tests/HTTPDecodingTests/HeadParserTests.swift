@@ -120,6 +120,9 @@ import Testing
         ("GET HTTP/1.1\r\n\r\n", .requestLineWithoutTarget, "GET  HTTP/1.1"),
         ("CONNECT a b:443 HTTP/1.1\r\n\r\n", .spacesInRequestTarget, "CONNECT a b:443 HTTP/1.1"),
         ("GET /old\r\n", .http09Request, "GET /old HTTP/0.9"),
+        // A method with `_` or `-` (Zeek's methods.pcap sends CCM_POST), as the request parser reads it with a version.
+        ("CCM_POST /HTTP/1.1\r\n", .http09Request, "CCM_POST /HTTP/1.1 HTTP/0.9"),
+        ("M-SEARCH *\r\n", .http09Request, "M-SEARCH * HTTP/0.9"),
     ])
     func oddRequestsAreReadWithTheOddityNamed(head: String, anomaly: HTTPWarning, startLine: String) throws {
         let parsed = try HTTPHeadParser.parse(Array(head.utf8)[...], role: .request)
@@ -151,6 +154,18 @@ import Testing
         let sent = head.split(separator: "\r\n")[0].split(separator: " ", omittingEmptySubsequences: true)
         #expect(code == (sent.count > 1 ? String(sent[1]) : ""))
         #expect(text == reason)
+    }
+
+    /// Issue 36 (Suricata's gzip-uncompressed sends it): `HTTP/1.1 200 ` with no reason is RFC 9112 section 4's own
+    /// form, so its one space is no oddity; two are, and so is a space after a reason.
+    @Test func anEmptyReasonsSpaceIsNoOddity() throws {
+        for (head, odd) in [("HTTP/1.1 200 \r\n\r\n", false), ("HTTP/1.1 200  \r\n\r\n", true), ("HTTP/1.1 200 OK \r\n\r\n", true),
+                            ("HTTP/1.1 200\r\n\r\n", false)] {
+            let parsed = try HTTPHeadParser.parse(Array(head.utf8)[...], role: .response)
+            #expect(parsed.anomalies.contains(.extraWhitespaceInStartLine(.response)) == odd, "\(head.debugDescription): \(parsed.anomalies)")
+        }
+        // A method must start with a letter to be read without a version: `_X /` is not a request.
+        #expect(throws: (any Error).self) { try HTTPHeadParser.parse(Array("_X /\r\n".utf8)[...], role: .request) }
     }
 
     @Test func statusLineStrictnessForResync() {
