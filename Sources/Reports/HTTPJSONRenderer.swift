@@ -54,7 +54,22 @@ public enum HTTPJSONRenderer {
                 if index > 0 { json.append(",") }
                 json.string(coding)
             }
-            json.append("]}}")
+            json.append("]}")
+            // Interim (1xx) responses before this one, in arrival order; only when there were any, so lines without
+            // them stay as they were.
+            if !response.interim.isEmpty {
+                json.append(","); json.key("interim"); json.append("[")
+                for (index, interim) in response.interim.enumerated() {
+                    if index > 0 { json.append(",") }
+                    json.append("{"); json.key("status"); json.number(interim.status)
+                    json.append(","); json.key("reason"); json.string(interim.reason)
+                    json.append(","); json.key("headers"); headers(interim.headers, into: &json)
+                    json.append(","); json.key("ts"); json.time(interim.time)
+                    json.append("}")
+                }
+                json.append("]")
+            }
+            json.append("}")
         } else {
             json.null()
         }
