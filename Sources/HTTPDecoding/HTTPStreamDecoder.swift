@@ -326,6 +326,10 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
                 oldest.warnings.append(.tooManyPendingRequests(limit: limits.maxPendingRequests))
                 emit(request: oldest, response: nil)
             }
+            if !chunked, hasLength ? declaredLength == 0 : true,
+               headers.tokens("Expect").contains(where: { $0.lowercased() == "100-continue" }) {
+                message.warnings.append(.continueExpectedWithoutContent)
+            }
             waiting.append(message)
             if chunked { return (message, .chunked) }
             return (message, .length(declaredLength ?? 0))

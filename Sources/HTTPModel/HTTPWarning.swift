@@ -54,6 +54,8 @@ public enum HTTPWarning: Sendable, Hashable {
     case transferEncodingWithContentLength
     /// The Transfer-Encoding codings as listed.
     case transferEncodingNotEndingInChunked([String])
+    /// `Expect: 100-continue` on a request without content, which RFC 9110 section 10.1.1 forbids a client to send.
+    case continueExpectedWithoutContent
     case headOverLimit(MessageRole, limit: Int)
     case chunkDataWithoutLineEnd
     case negativeChunkSize(String)

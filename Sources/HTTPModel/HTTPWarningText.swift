@@ -43,6 +43,8 @@ extension HTTPWarning: CustomStringConvertible {
         case .transferEncodingWithContentLength:
             return "both Transfer-Encoding and Content-Length: a request smuggling vector (RFC 9112 section 6.1); "
                 + "Content-Length ignored"
+        case .continueExpectedWithoutContent:
+            return "Expect: 100-continue on a request without content: a client must not send it (RFC 9110 section 10.1.1)"
         case .transferEncodingNotEndingInChunked(let codings):
             return "Transfer-Encoding \"\(codings.joined(separator: ", "))\" does not end with chunked: body length "
                 + "unknown (RFC 9112 section 6.3)"

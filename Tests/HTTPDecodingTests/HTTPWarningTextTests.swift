@@ -21,6 +21,8 @@ import Testing
         (.conflictingContentLength(["3", "4"]), "conflicting Content-Length values (3, 4)"),
         (.transferEncodingNotEndingInChunked(["gzip", "identity"]),
          "Transfer-Encoding \"gzip, identity\" does not end with chunked: body length unknown (RFC 9112 section 6.3)"),
+        (.continueExpectedWithoutContent,
+         "Expect: 100-continue on a request without content: a client must not send it (RFC 9110 section 10.1.1)"),
         (.extraWhitespaceInStartLine(.response), "extra whitespace in the status line"),
         (.notAStartLine(.response, line: "HTX/1.1"), "not an HTTP/1.x status line: \"HTX/1.1\""),
         (.notAMessageStart(.response, line: "HTX/1.1"), "not an HTTP/1.x response start line: \"HTX/1.1\""),

@@ -85,6 +85,23 @@ import Testing
         #expect(exchange.complete)
     }
 
+    /// Issue 36 (Zeek names it HTTP_content_length_0_and_expect_100_cont): RFC 9110 section 10.1.1 forbids a client
+    /// to expect 100-continue on a request without content. Named on such requests (Content-Length 0 or none),
+    /// never on one with content or chunked.
+    @Test func continueExpectedWithoutContentIsNamed() throws {
+        var c = Conversation()
+        c.client("POST /a HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 0\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        c.client("GET /b HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        c.client("POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n0\r\n\r\n")
+        c.server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        let exchanges = c.exchanges()
+        try #require(exchanges.count == 3)
+        #expect(exchanges.map { $0.warnings.contains(.continueExpectedWithoutContent) } == [true, true, false])
+        #expect(!Self.continueThenUpload().exchanges()[0].warnings.contains(.continueExpectedWithoutContent))
+    }
+
     @Test func websocketUpgradeIsLabelledAndNotParsed() throws {
         var c = Conversation()
         c.client("GET /chat HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
