@@ -327,7 +327,7 @@ final class HTTPConnection: MessageParserDelegate, ConnectionHandler {
                 emit(request: oldest, response: nil)
             }
             if !chunked, hasLength ? declaredLength == 0 : true,
-               headers.tokens("Expect").contains(where: { $0.lowercased() == "100-continue" }) {
+               headers.tokens("Expect").contains("100-continue") {
                 message.warnings.append(.continueExpectedWithoutContent)
             }
             waiting.append(message)

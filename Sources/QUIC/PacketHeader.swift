@@ -25,6 +25,14 @@ struct PacketHeader {
     /// Where this packet ends: the next coalesced packet starts here.
     var end: Int
 
+    /// A Version Negotiation packet's list (its versions after the connection IDs, the first 64), in `datagram`.
+    func offeredVersions(in datagram: UnsafeRawBufferPointer) -> [UInt32] {
+        var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: datagram[scid.upperBound...]))
+        var versions: [UInt32] = []
+        while let version = cursor.u32(), versions.count < 64 { versions.append(version) }
+        return versions
+    }
+
     /// The packet starting at `start`, or nil when its header is cut short or does not parse. A short header's
     /// Destination Connection ID has no length on the wire: `shortDCIDLength` is the one the connection uses.
     static func read(_ datagram: UnsafeRawBufferPointer, at start: Int, shortDCIDLength: Int) -> PacketHeader? {

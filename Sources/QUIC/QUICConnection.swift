@@ -141,10 +141,7 @@ final class QUICConnection {
             guard let packet = PacketHeader.read(datagram, at: start, shortDCIDLength: idLength) else { return }
             switch packet.kind {
             case .versionNegotiation:
-                var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: datagram[packet.scid.upperBound...]))
-                var versions: [UInt32] = []
-                while let version = cursor.u32(), versions.count < 64 { versions.append(version) }
-                warnOnce(.versionNegotiation(versions: versions), at: time, emit)
+                warnOnce(.versionNegotiation(versions: packet.offeredVersions(in: datagram)), at: time, emit)
                 return
             case .unknownVersion:
                 return

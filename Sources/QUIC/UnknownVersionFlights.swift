@@ -1,7 +1,6 @@
 import FlowReassembly
 import HTTPModel
 import PacketDecoding
-import TLSWire
 
 /// QUIC connections in a version TapKit does not read, found by the invariants every version keeps (RFC 8999: the
 /// long header's form bit, version and connection IDs) and named on a line of their own, as Zeek's quic.log names
@@ -39,22 +38,19 @@ struct UnknownVersionFlights {
         let answered = QUICConnection.AddressPair(source: destination, destination: source)
         if var flight = flights[answered] {
             guard !flight.named, Array(payload[packet.dcid]) == flight.scid else { return }
+            let serverSource: [UInt8]?, offered: [UInt32]?
             switch packet.kind {
             case .unknownVersion where packet.version == flight.version && packet.scid.count <= 20:
-                flight.named = true
-                flights[answered] = flight
-                emit(.notice(notice(flight, serverSource: Array(payload[packet.scid]))))
+                (serverSource, offered) = (Array(payload[packet.scid]), nil)
             case .versionNegotiation:
-                var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: payload[packet.scid.upperBound...]))
-                var versions: [UInt32] = []
-                while let version = cursor.u32(), versions.count < 64 { versions.append(version) }
-                flight.named = true
-                flights[answered] = flight
-                emit(.notice(notice(flight, serverSource: nil)))
-                emit(.warning(connection: flight.id, .versionNegotiation(versions: versions), time: time))
+                (serverSource, offered) = (nil, packet.offeredVersions(in: payload))
             default:
                 return
             }
+            flight.named = true
+            flights[answered] = flight
+            emit(.notice(notice(flight, serverSource: serverSource)))
+            if let offered { emit(.warning(connection: flight.id, .versionNegotiation(versions: offered), time: time)) }
             return
         }
         let pair = QUICConnection.AddressPair(source: source, destination: destination)
