@@ -160,7 +160,7 @@ import Testing
             if cells.count == 5 && cells[2] != "(schedule)" { listed.append([cells[0], cells[1], cells[2], cells[3] == "-" ? "" : cells[3]]) }
         }
         try #require(listed.count >= 10)
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = TestEnvironment.packageRoot
         for file in ["README.md", "docs/condition.md"] {
             let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
             let all: [String] = text.split(separator: "\n").map(String.init)
@@ -181,7 +181,7 @@ import Testing
         let here = try #require(header.range(of: "HERE")?.lowerBound.utf16Offset(in: header))
         func columns(_ line: String) -> String { String(line.prefix(here)) }
         let verdicts = ["yes", "yes (user-space engine)", "no: needs netem"]
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = TestEnvironment.packageRoot
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8).split(separator: "\n").map(String.init)
         let sample = Array(readme.drop(while: { $0 != "$ condition list" }).dropFirst().prefix(while: { !$0.isEmpty && !$0.hasPrefix("$ ") }))
         try #require(sample.count >= 4, "no `$ condition list` sample in README.md")

@@ -14,7 +14,7 @@ struct ReadmeRunLinesTests {
     }
 
     @Test func theReadmeRunLinesAreRunsOwn() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = TestEnvironment.packageRoot
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8).split(separator: "\n").map(String.init)
         let sample = Array(readme.drop(while: { !$0.hasPrefix("$ sudo condition run \"Cable Modem\" -- ") }).dropFirst()
             .prefix(while: { $0.hasPrefix("condition: ") }))
