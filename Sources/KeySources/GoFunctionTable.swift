@@ -95,9 +95,9 @@ public struct GoFunctionTable: Sendable {
             let pair = functab + index * pairSize
             let funcOffset = layout == .go118
                 ? UInt64(reader.u32(pair + 4)) : reader.word(pair + pointerSize, size: pointerSize)
-            let function = UInt64(functab) + funcOffset
+            let (function, overflow) = UInt64(functab).addingReportingOverflow(funcOffset)
             let entrySize = layout == .go118 ? 4 : pointerSize
-            guard reader.contains(function, count: UInt64(entrySize + 4)) else {
+            guard !overflow, reader.contains(function, count: UInt64(entrySize + 4)) else {
                 throw .corruptPclntab(offset: pair, reason: "function \(index)'s record at \(function) is past the table's end")
             }
             let nameOffset = UInt64(reader.u32(Int(function) + entrySize))

@@ -56,7 +56,7 @@ public final class SignalCatcher: @unchecked Sendable {
     }
 
     deinit {
-        Self.writeEnd.compareExchange(expected: writeEndOwned, desired: -1, ordering: .sequentiallyConsistent)
+        _ = Self.writeEnd.compareExchange(expected: writeEndOwned, desired: -1, ordering: .sequentiallyConsistent)
         for signal in signals { Glibc.signal(signal, SIG_DFL) }
         close(readEnd)
         close(writeEndOwned)

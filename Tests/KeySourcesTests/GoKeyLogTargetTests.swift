@@ -234,6 +234,19 @@ struct GoKeyLogTargetTests {
         #expect(try parsed.entry(of: "main.other") == nil)
     }
 
+    /// A Go 1.16 functab whose pointer-sized function offset is near 2^64: the record's position overflowed
+    /// (a trap). Now: the record is past the table's end, which is what it is.
+    @Test func go116FunctionOffsetNear2To64IsCorrupt() throws {
+        func word(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        var table: [UInt8] = [0xfa, 0xff, 0xff, 0xff, 0, 0, 1, 8]
+        let headerSize: UInt64 = 8 + 7 * 8
+        table += word(1) + word(0) + word(headerSize) + word(0) + word(0) + word(0) + word(headerSize)
+        table += word(0x401000) + word(UInt64.max - 7) + word(0x402000) + word(0)
+        let parsed = try GoFunctionTable(table[...])
+        let error = #expect(throws: GoBinaryError.self) { try parsed.entry(of: GoKeyLogTarget.functionName) }
+        #expect({ if case .corruptPclntab = error { true } else { false } }(), "\(String(describing: error))")
+    }
+
     /// Found by the go-binary fuzz target: a PT_LOAD whose file range runs past the end of a 1,112-byte file, so
     /// the function's address mapped to an offset past the file (a uprobe on nothing). Now: not mapped.
     @Test func segmentPastTheFileEndMapsNothing() throws {
