@@ -47,18 +47,21 @@ package final class BodyAccumulator {
     /// inner stage that inflates into junk the outer one ignores still hits the limit.
     private var producedBytes = 0
     private let budget: DecodedBytesBudget?
+    /// Whose body: named in every warning, as the exchange's list holds both sides'.
+    private let role: MessageRole
 
     /// A body for a message with these fields: its content-encoding and content-type (HTTP/2 and HTTP/3 streams).
-    package convenience init(fields: [(name: String, value: String)]?, limits: HTTPDecoderLimits, budget: DecodedBytesBudget?) {
+    package convenience init(role: MessageRole, fields: [(name: String, value: String)]?, limits: HTTPDecoderLimits, budget: DecodedBytesBudget?) {
         let headers = HTTPHeaders(fields ?? [])
-        self.init(contentEncoding: headers.tokens("content-encoding"), contentType: headers["content-type"], limits: limits,
+        self.init(role: role, contentEncoding: headers.tokens("content-encoding"), contentType: headers["content-type"], limits: limits,
                   budget: budget)
     }
 
     /// `contentEncoding`: the Content-Encoding tokens as listed in the header (`identity` ignored). `budget`: the
     /// decoded bytes left for the whole capture, shared by every body.
-    package init(contentEncoding: [String], contentType: String?, limits: HTTPDecoderLimits,
+    package init(role: MessageRole, contentEncoding: [String], contentType: String?, limits: HTTPDecoderLimits,
                  budget: DecodedBytesBudget? = nil) {
+        self.role = role
         self.limits = limits
         self.contentType = contentType
         self.budget = budget
@@ -68,15 +71,15 @@ package final class BodyAccumulator {
         listed.reverse()
         codings = listed
         if codings.count > limits.maxContentCodings {
-            warnings.append(.tooManyContentCodings(listed: codings.count, limit: limits.maxContentCodings))
+            warnings.append(.tooManyContentCodings(role, listed: codings.count, limit: limits.maxContentCodings))
             decoders = []
             decoding = false
         } else if let budget, !codings.isEmpty, budget.isExhausted {
-            warnings.append(.decodingBudgetUsedUp(limit: budget.limit))
+            warnings.append(.decodingBudgetUsedUp(role, limit: budget.limit))
             decoders = []
             decoding = false
         } else if let unsupported = codings.first(where: { !ContentDecoders.supported.contains($0) }) {
-            warnings.append(.unsupportedContentCoding(unsupported))
+            warnings.append(.unsupportedContentCoding(role, unsupported))
             decoders = []
             decoding = false
         } else {
@@ -112,7 +115,7 @@ package final class BodyAccumulator {
     /// Bytes of the body that were never captured.
     package func gap(length: Int) {
         sawGap = true
-        if decoding { stopDecoding(.contentDecodingStoppedAtGap(length: length)) }
+        if decoding { stopDecoding(.contentDecodingStoppedAtGap(role, length: length)) }
     }
 
     /// The body is over. `truncated`: it ended before its declared length (the caller says why in a warning).
@@ -122,14 +125,14 @@ package final class BodyAccumulator {
                 do throws(DecodeFailure) {
                     try decoder.finish { output in accept(output, from: index) }
                 } catch {
-                    stageFailure = .contentDecodingFailed(coding: error.coding, reason: error.reason)
+                    stageFailure = .contentDecodingFailed(role, coding: error.coding, reason: error.reason)
                 }
                 if stageFailure != nil { break }
             }
             if let failure = stageFailure { stopDecoding(failure) }
         }
         if decoding, let ignored = decoders.first(where: { $0.trailingBytes > 0 }) {
-            warnings.append(.bytesAfterCodedStream(ignored.trailingBytes, coding: ignored.coding))
+            warnings.append(.bytesAfterCodedStream(role, ignored.trailingBytes, coding: ignored.coding))
         }
         if decoding {
             return HTTPBody(size: decodedSize, digest: decodedDigest, encoding: codings,
@@ -172,7 +175,7 @@ package final class BodyAccumulator {
         do throws(DecodeFailure) {
             try decoders[stage].decode(bytes) { output in accept(output, from: stage) }
         } catch {
-            stageFailure = .contentDecodingFailed(coding: error.coding, reason: error.reason)
+            stageFailure = .contentDecodingFailed(role, coding: error.coding, reason: error.reason)
         }
     }
 
@@ -181,11 +184,11 @@ package final class BodyAccumulator {
         guard stageFailure == nil else { return false }
         producedBytes += output.count
         if producedBytes > limits.maxDecodedBodyBytes {
-            stageFailure = .decodedBodyOverLimit(codings: codings, limit: limits.maxDecodedBodyBytes)
+            stageFailure = .decodedBodyOverLimit(role, codings: codings, limit: limits.maxDecodedBodyBytes)
             return false
         }
         if let budget, !budget.spend(output.count) {
-            stageFailure = .decodingBudgetRanOut(codings: codings, limit: budget.limit)
+            stageFailure = .decodingBudgetRanOut(role, codings: codings, limit: budget.limit)
             return false
         }
         push(output, stage: stage + 1)

@@ -7,6 +7,7 @@ import PacketDecoding
 final class HTTP2Stream {
     /// One direction of the stream: the request (client side) or the response (server side).
     final class Side {
+        let role: MessageRole
         var fields: [(name: String, value: String)]?
         /// HPACK-compressed bytes of the header blocks, for the head size.
         var headBytes = 0
@@ -17,9 +18,11 @@ final class HTTP2Stream {
         var ended = false
         var grpc: GRPCMessageCounter?
 
+        init(role: MessageRole) { self.role = role }
+
         func body(limits: HTTPDecoderLimits, budget: DecodedBytesBudget?) -> BodyAccumulator {
             if let body { return body }
-            let accumulator = BodyAccumulator(fields: fields, limits: limits, budget: budget)
+            let accumulator = BodyAccumulator(role: role, fields: fields, limits: limits, budget: budget)
             body = accumulator
             return accumulator
         }
@@ -27,8 +30,8 @@ final class HTTP2Stream {
 
     let id: UInt32
     var promisedOn: UInt32?
-    let request = Side()
-    let response = Side()
+    let request = Side(role: .request)
+    let response = Side(role: .response)
     var interim: [HTTPInterimResponse] = []
     var outcome = HTTP2StreamFacts.Outcome.complete
     var warnings: [HTTPWarning] = []

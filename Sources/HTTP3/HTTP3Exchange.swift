@@ -7,6 +7,7 @@ import PacketDecoding
 final class HTTP3Exchange {
     /// The request (client) or response (server) side.
     final class Side {
+        let role: MessageRole
         var reader: HTTP3FrameReader
         var fields: [(name: String, value: String)]?
         var trailers: [(name: String, value: String)] = []
@@ -24,11 +25,14 @@ final class HTTP3Exchange {
         var held: [UInt8] = []
         var finHeld = false
 
-        init(maxBufferedFrameBytes: Int) { reader = HTTP3FrameReader(maxBufferedFrameBytes: maxBufferedFrameBytes) }
+        init(role: MessageRole, maxBufferedFrameBytes: Int) {
+            self.role = role
+            reader = HTTP3FrameReader(maxBufferedFrameBytes: maxBufferedFrameBytes)
+        }
 
         func body(limits: HTTPDecoderLimits, budget: DecodedBytesBudget?) -> BodyAccumulator {
             if let body { return body }
-            let accumulator = BodyAccumulator(fields: fields, limits: limits, budget: budget)
+            let accumulator = BodyAccumulator(role: role, fields: fields, limits: limits, budget: budget)
             body = accumulator
             return accumulator
         }
@@ -61,8 +65,8 @@ final class HTTP3Exchange {
         self.streamID = streamID
         self.pushID = pushID
         self.order = order
-        request = Side(maxBufferedFrameBytes: maxBufferedFrameBytes)
-        response = Side(maxBufferedFrameBytes: maxBufferedFrameBytes)
+        request = Side(role: .request, maxBufferedFrameBytes: maxBufferedFrameBytes)
+        response = Side(role: .response, maxBufferedFrameBytes: maxBufferedFrameBytes)
     }
 
     func side(_ direction: StreamDirection) -> Side { direction == .clientToServer ? request : response }

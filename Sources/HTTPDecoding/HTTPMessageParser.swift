@@ -24,7 +24,8 @@ final class MessageInProgress {
     private var accumulator: BodyAccumulator?
     var body: BodyAccumulator {
         if let accumulator { return accumulator }
-        let created = BodyAccumulator(contentEncoding: head.headers.tokens("Content-Encoding"),
+        let role: MessageRole = if case .response = head.startLine { .response } else { .request }
+        let created = BodyAccumulator(role: role, contentEncoding: head.headers.tokens("Content-Encoding"),
                                       contentType: head.headers["Content-Type"], limits: limits, budget: budget)
         accumulator = created
         return created

@@ -96,20 +96,20 @@ public enum HTTPWarning: Sendable, Hashable {
     case responseBeforeRequestBodyComplete
     case interimResponsesDropped(total: Int, kept: Int)
 
-    // MARK: Content codings
+    // MARK: Content codings (each names the body it is about: the exchange's list holds both sides')
 
-    case tooManyContentCodings(listed: Int, limit: Int)
+    case tooManyContentCodings(MessageRole, listed: Int, limit: Int)
     /// The capture-wide budget was used up before this body began.
-    case decodingBudgetUsedUp(limit: Int)
-    case unsupportedContentCoding(String)
+    case decodingBudgetUsedUp(MessageRole, limit: Int)
+    case unsupportedContentCoding(MessageRole, String)
     /// The decoder's own words (zlib's, brotli's, zstd's message) for why it failed.
-    case contentDecodingFailed(coding: String, reason: String)
+    case contentDecodingFailed(MessageRole, coding: String, reason: String)
     /// `codings`: in the order they are removed (the reverse of the header's).
-    case decodedBodyOverLimit(codings: [String], limit: Int)
+    case decodedBodyOverLimit(MessageRole, codings: [String], limit: Int)
     /// The capture-wide budget ran out in the middle of this body.
-    case decodingBudgetRanOut(codings: [String], limit: Int)
-    case contentDecodingStoppedAtGap(length: Int)
-    case bytesAfterCodedStream(Int, coding: String)
+    case decodingBudgetRanOut(MessageRole, codings: [String], limit: Int)
+    case contentDecodingStoppedAtGap(MessageRole, length: Int)
+    case bytesAfterCodedStream(MessageRole, Int, coding: String)
 
     // MARK: HTTP/2 streams
 

@@ -94,24 +94,24 @@ extension HTTPWarning: CustomStringConvertible {
         case .interimResponsesDropped(let total, let kept):
             return "\(total) interim (1xx) responses; only the first \(kept) kept (HTTPDecoderLimits.maxInterimResponses)"
 
-        case .tooManyContentCodings(let listed, let limit):
-            return "\(listed) content codings listed, more than the limit of \(limit); body kept as received"
-        case .decodingBudgetUsedUp(let limit):
-            return "the capture's content-decoding budget (\(limit) decoded bytes, "
+        case .tooManyContentCodings(let role, let listed, let limit):
+            return "\(role.name) body: \(listed) content codings listed, more than the limit of \(limit); body kept as received"
+        case .decodingBudgetUsedUp(let role, let limit):
+            return "\(role.name) body: the capture's content-decoding budget (\(limit) decoded bytes, "
                 + "HTTPDecoderLimits.maxDecodedBytesPerCapture) is used up; body kept as received"
-        case .unsupportedContentCoding(let coding): return "unsupported content coding \"\(coding)\"; body kept as received"
-        case .contentDecodingFailed(let coding, let reason):
-            return "\(coding) decoding failed: \(reason); body kept as received"
-        case .decodedBodyOverLimit(let codings, let limit):
-            return "\(codings.joined(separator: ", ")) decoding failed: decoded body exceeds the \(limit)-byte limit "
+        case .unsupportedContentCoding(let role, let coding): return "\(role.name) body: unsupported content coding \"\(coding)\"; body kept as received"
+        case .contentDecodingFailed(let role, let coding, let reason):
+            return "\(role.name) body: \(coding) decoding failed: \(reason); body kept as received"
+        case .decodedBodyOverLimit(let role, let codings, let limit):
+            return "\(role.name) body: \(codings.joined(separator: ", ")) decoding failed: decoded body exceeds the \(limit)-byte limit "
                 + "(HTTPDecoderLimits.maxDecodedBodyBytes); body kept as received"
-        case .decodingBudgetRanOut(let codings, let limit):
-            return "\(codings.joined(separator: ", ")) decoding failed: the capture's content-decoding budget "
+        case .decodingBudgetRanOut(let role, let codings, let limit):
+            return "\(role.name) body: \(codings.joined(separator: ", ")) decoding failed: the capture's content-decoding budget "
                 + "(\(limit) decoded bytes, HTTPDecoderLimits.maxDecodedBytesPerCapture) is used up; body kept as received"
-        case .contentDecodingStoppedAtGap(let length):
-            return "content decoding stopped at a gap of \(length) bytes; body kept as received"
-        case .bytesAfterCodedStream(let count, let coding):
-            return "\(count) bytes after the end of the \(coding) stream were not decoded"
+        case .contentDecodingStoppedAtGap(let role, let length):
+            return "\(role.name) body: content decoding stopped at a gap of \(length) bytes; body kept as received"
+        case .bytesAfterCodedStream(let role, let count, let coding):
+            return "\(role.name) body: \(count) bytes after the end of the \(coding) stream were not decoded"
 
         case .http2BytesNeverCaptured(let length, let direction):
             return "\(length) bytes from the \(direction.peerName) were never captured; the rest of its HTTP/2 frames "

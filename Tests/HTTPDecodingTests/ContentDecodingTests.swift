@@ -97,7 +97,7 @@ struct ContentDecodingTests {
         #expect(body.encoding == [])
         #expect(body.sha256 == SHA256.hexDigest(of: garbage))
         #expect(body.kept == garbage)
-        #expect(exchange.warnings.contains { if case .contentDecodingFailed("gzip", _) = $0 { true } else { false } },
+        #expect(exchange.warnings.contains { if case .contentDecodingFailed(.response, "gzip", _) = $0 { true } else { false } },
                 "\(exchange.warnings)")
         #expect(exchange.complete)
     }
@@ -120,7 +120,7 @@ struct ContentDecodingTests {
             #expect(body.size == corrupt.count)
             #expect(body.sha256 == SHA256.hexDigest(of: corrupt), "keep \(keep), pieces of \(pieceSize)")
             #expect(body.kept == Array(corrupt.prefix(keep)))
-            #expect(exchange.warnings.contains { if case .contentDecodingFailed("gzip", _) = $0 { true } else { false } },
+            #expect(exchange.warnings.contains { if case .contentDecodingFailed(.response, "gzip", _) = $0 { true } else { false } },
                     "\(exchange.warnings)")
         }
     }
@@ -133,7 +133,7 @@ struct ContentDecodingTests {
         c.server("HTTP/1.1 200 OK\r\nContent-Encoding: zstd\r\nContent-Length: \(cut.count)\r\n\r\n")
         c.server(cut)
         let exchange = try #require(c.exchanges().first)
-        #expect(exchange.warnings.contains { if case .contentDecodingFailed("zstd", let reason) = $0 {
+        #expect(exchange.warnings.contains { if case .contentDecodingFailed(.response, "zstd", let reason) = $0 {
             reason.contains("ended early") } else { false } }, "\(exchange.warnings)")
     }
 
@@ -143,7 +143,21 @@ struct ContentDecodingTests {
         c.server("HTTP/1.1 200 OK\r\nContent-Encoding: compress\r\nContent-Length: 3\r\n\r\nabc")
         let exchange = try #require(c.exchanges().first)
         #expect(exchange.response?.body.sha256 == sha256Hex("abc"))
-        #expect(exchange.warnings == [.unsupportedContentCoding("compress")])
+        #expect(exchange.warnings == [.unsupportedContentCoding(.response, "compress")])
+    }
+
+    /// A request body that says gzip and is not (Zeek's `http-encoding-gzip-uncompressed`): the warning names the
+    /// request's body, as the exchange's one list holds both sides' warnings.
+    @Test func codingWarningsNameTheBody() throws {
+        let json = #"{"name":"plain, not gzip"}"#
+        var c = Conversation()
+        c.client("POST /upload HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)")
+        c.server("HTTP/1.1 200 OK\r\nContent-Encoding: compress\r\nContent-Length: 3\r\n\r\nabc")
+        let exchange = try #require(c.exchanges().first)
+        #expect(exchange.request?.body.sha256 == sha256Hex(json))
+        let texts = exchange.warnings.map(\.description)
+        #expect(texts.contains { $0.hasPrefix("request body: gzip decoding failed: ") }, "\(texts)")
+        #expect(texts.contains("response body: unsupported content coding \"compress\"; body kept as received"), "\(texts)")
     }
 
     @Test func keptBytesAreBoundedButHashCoversAll() throws {

@@ -13,10 +13,10 @@ import Testing
          "response body ends with the connection, which was still open when the capture ended; it may be incomplete"),
         (.headCutShort(.request, bytes: 49, .idleTimeout),
          "request head cut short (49 bytes) when the connection went idle past the timeout"),
-        (.contentDecodingFailed(coding: "gzip", reason: "invalid compressed data (incorrect header check)"),
-         "gzip decoding failed: invalid compressed data (incorrect header check); body kept as received"),
-        (.decodedBodyOverLimit(codings: ["gzip", "br"], limit: 1024),
-         "gzip, br decoding failed: decoded body exceeds the 1024-byte limit (HTTPDecoderLimits.maxDecodedBodyBytes); "
+        (.contentDecodingFailed(.response, coding: "gzip", reason: "invalid compressed data (incorrect header check)"),
+         "response body: gzip decoding failed: invalid compressed data (incorrect header check); body kept as received"),
+        (.decodedBodyOverLimit(.request, codings: ["gzip", "br"], limit: 1024),
+         "request body: gzip, br decoding failed: decoded body exceeds the 1024-byte limit (HTTPDecoderLimits.maxDecodedBodyBytes); "
             + "body kept as received"),
         (.conflictingContentLength(["3", "4"]), "conflicting Content-Length values (3, 4)"),
         (.transferEncodingNotEndingInChunked(["gzip", "identity"]),

@@ -51,7 +51,7 @@ import Testing
         c.server(Self.response("HTTP/1.1 200 OK\r\nContent-Encoding: gzip, gzip\r\nContent-Length: \(body.count)\r\n\r\n",
                                body: body))
         let exchange = try #require(c.exchanges(limits: limits).first)
-        #expect(exchange.warnings.contains(.decodedBodyOverLimit(codings: ["gzip", "gzip"], limit: 1 << 20)),
+        #expect(exchange.warnings.contains(.decodedBodyOverLimit(.response, codings: ["gzip", "gzip"], limit: 1 << 20)),
                 "\(exchange.warnings)")
     }
 
@@ -64,7 +64,7 @@ import Testing
                                    body: body))
             let exchange = try #require(c.exchanges().first)
             #expect(exchange.response?.body.kept == Array("hello".utf8))
-            #expect(exchange.warnings.contains(.bytesAfterCodedStream(8, coding: coding)), "\(coding): \(exchange.warnings)")
+            #expect(exchange.warnings.contains(.bytesAfterCodedStream(.response, 8, coding: coding)), "\(coding): \(exchange.warnings)")
         }
     }
 
@@ -74,7 +74,7 @@ import Testing
         c.client("GET / HTTP/1.1\r\n\r\n")
         c.server("HTTP/1.1 200 OK\r\nContent-Encoding: \(codings)\r\nContent-Length: 2\r\n\r\nhi")
         let exchange = try #require(c.exchanges().first)
-        #expect(exchange.warnings.contains(.tooManyContentCodings(listed: 5000, limit: 4)), "\(exchange.warnings)")
+        #expect(exchange.warnings.contains(.tooManyContentCodings(.response, listed: 5000, limit: 4)), "\(exchange.warnings)")
         #expect(exchange.response?.body.kept == Array("hi".utf8))
     }
 
@@ -92,8 +92,8 @@ import Testing
         #expect(exchanges.count == 3)
         #expect(exchanges[0].warnings.isEmpty)
         // The second body runs the budget out; the third finds it used up.
-        #expect(exchanges[1].warnings == [.decodingBudgetRanOut(codings: ["gzip"], limit: 500_000)])
-        #expect(exchanges[2].warnings == [.decodingBudgetUsedUp(limit: 500_000)])
+        #expect(exchanges[1].warnings == [.decodingBudgetRanOut(.response, codings: ["gzip"], limit: 500_000)])
+        #expect(exchanges[2].warnings == [.decodingBudgetUsedUp(.response, limit: 500_000)])
         #expect(exchanges[2].response?.body.size == bomb.count)  // kept as received
     }
 
