@@ -297,7 +297,9 @@ struct SandboxEngineTests {
               + "100 ms profile, connects then \(restarted) ms")
         // 0.1 s pause, then a debug build's start; a loaded CI machine takes longer.
         #expect(first < 1.5, "restarted after \(first) s")
-        #expect(restarted.min()! >= 99.5 && median(restarted) <= 105, "\(restarted)")
+        // Delays again (not 0.2 ms), once (not 200 ms); a debug engine on a loaded machine adds some milliseconds
+        // (a median of 106.1 ms seen in a CI rehearsal).
+        #expect(restarted.min()! >= 99.5 && median(restarted) <= 115, "\(restarted)")
 
         // Killed again and again: 4 more restarts (0.2, 0.4, 0.8, 1.6 s pauses), then it gives up. The first of them
         // with a switch at once, while the supervisor restarts the engine: the switch starts no second one.
