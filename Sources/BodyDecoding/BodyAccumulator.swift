@@ -51,10 +51,11 @@ package final class BodyAccumulator {
     private let role: MessageRole
 
     /// A body for a message with these fields: its content-encoding and content-type (HTTP/2 and HTTP/3 streams).
-    package convenience init(role: MessageRole, fields: [(name: String, value: String)]?, limits: HTTPDecoderLimits, budget: DecodedBytesBudget?) {
+    package convenience init(role: MessageRole, fields: [(name: String, value: String)]?, limits: HTTPDecoderLimits,
+                             budget: DecodedBytesBudget?) {
         let headers = HTTPHeaders(fields ?? [])
-        self.init(role: role, contentEncoding: headers.tokens("content-encoding"), contentType: headers["content-type"], limits: limits,
-                  budget: budget)
+        self.init(role: role, contentEncoding: headers.tokens("content-encoding"), contentType: headers["content-type"],
+                  limits: limits, budget: budget)
     }
 
     /// `contentEncoding`: the Content-Encoding tokens as listed in the header (`identity` ignored). `budget`: the

@@ -95,19 +95,22 @@ extension HTTPWarning: CustomStringConvertible {
             return "\(total) interim (1xx) responses; only the first \(kept) kept (HTTPDecoderLimits.maxInterimResponses)"
 
         case .tooManyContentCodings(let role, let listed, let limit):
-            return "\(role.name) body: \(listed) content codings listed, more than the limit of \(limit); body kept as received"
+            return "\(role.name) body: \(listed) content codings listed, more than the limit of \(limit); "
+                + "body kept as received"
         case .decodingBudgetUsedUp(let role, let limit):
             return "\(role.name) body: the capture's content-decoding budget (\(limit) decoded bytes, "
                 + "HTTPDecoderLimits.maxDecodedBytesPerCapture) is used up; body kept as received"
-        case .unsupportedContentCoding(let role, let coding): return "\(role.name) body: unsupported content coding \"\(coding)\"; body kept as received"
+        case .unsupportedContentCoding(let role, let coding):
+            return "\(role.name) body: unsupported content coding \"\(coding)\"; body kept as received"
         case .contentDecodingFailed(let role, let coding, let reason):
             return "\(role.name) body: \(coding) decoding failed: \(reason); body kept as received"
         case .decodedBodyOverLimit(let role, let codings, let limit):
-            return "\(role.name) body: \(codings.joined(separator: ", ")) decoding failed: decoded body exceeds the \(limit)-byte limit "
-                + "(HTTPDecoderLimits.maxDecodedBodyBytes); body kept as received"
+            return "\(role.name) body: \(codings.joined(separator: ", ")) decoding failed: decoded body exceeds the "
+                + "\(limit)-byte limit (HTTPDecoderLimits.maxDecodedBodyBytes); body kept as received"
         case .decodingBudgetRanOut(let role, let codings, let limit):
-            return "\(role.name) body: \(codings.joined(separator: ", ")) decoding failed: the capture's content-decoding budget "
-                + "(\(limit) decoded bytes, HTTPDecoderLimits.maxDecodedBytesPerCapture) is used up; body kept as received"
+            return "\(role.name) body: \(codings.joined(separator: ", ")) decoding failed: the capture's "
+                + "content-decoding budget (\(limit) decoded bytes, HTTPDecoderLimits.maxDecodedBytesPerCapture) is used up; "
+                + "body kept as received"
         case .contentDecodingStoppedAtGap(let role, let length):
             return "\(role.name) body: content decoding stopped at a gap of \(length) bytes; body kept as received"
         case .bytesAfterCodedStream(let role, let count, let coding):
